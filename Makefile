@@ -1,0 +1,114 @@
+# Quarry top-level Makefile.
+#
+#   make            build/libquarry.a, build/quarry.so (Lua module), build/quarry (host)
+#   make run        open the sandbox (headless for a few frames when there is no display)
+#   make test       every spec (busted) and the C unit tests
+#   make sanitize   the same specs with everything built under ASan + UBSan
+#   make bench      benchmarks, side by side with peers where a peer exists
+#   make clean
+#
+# Every target first runs `deps`, which installs missing Debian packages (and
+# costs one dpkg query when everything is there).
+
+CC      ?= cc
+BUILD   ?= build
+OPT     ?= -O2
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS  := -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE -Iengine -Ibindings \
+           $(shell pkg-config --cflags lua5.4 2>/dev/null) $(EXTRA_CFLAGS)
+LDFLAGS := $(EXTRA_LDFLAGS)
+LIBS    := -lzstd -lpthread -lm
+
+DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libcglm-dev \
+                python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev
+BENCH_PACKAGES :=
+
+ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c)
+HOST_SRC   := $(wildcard engine/app/*.c engine/render/*.c)
+HOST_BIND  := bindings/graphics.c
+MODULE_SRC := $(filter-out $(HOST_BIND),$(wildcard bindings/*.c))
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(BUILD)/obj/%.o)
+MODULE_OBJ := $(MODULE_SRC:%.c=$(BUILD)/obj/%.o)
+HOST_OBJ   := $(HOST_SRC:%.c=$(BUILD)/obj/%.o) $(HOST_BIND:%.c=$(BUILD)/obj/%.o) \
+              $(BUILD)/obj/glad/gl.o
+CTEST_SRC  := $(wildcard spec/c/*.c)
+CTEST_BIN  := $(CTEST_SRC:spec/c/%.c=$(BUILD)/ctest/%)
+
+GLAD_C := $(BUILD)/glad/src/gl.c
+GLAD_H := $(BUILD)/glad/include/glad/gl.h
+
+.PHONY: all deps bench-deps run test ctest spec sanitize bench clean
+all: $(BUILD)/libquarry.a $(BUILD)/quarry.so $(BUILD)/quarry
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES) $(EXTRA_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing$$missing"; \
+	  if [ "$$(id -u)" != 0 ]; then echo "deps: need root to install$$missing" >&2; exit 1; fi; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/obj/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libquarry.a: $(ENGINE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/quarry.so: $(MODULE_OBJ) $(BUILD)/libquarry.a
+	$(CC) -shared $(LDFLAGS) -o $@ $(MODULE_OBJ) $(BUILD)/libquarry.a $(LIBS)
+
+# The host embeds Lua and links the module's objects statically.
+$(BUILD)/quarry: $(HOST_OBJ) $(MODULE_OBJ) $(BUILD)/libquarry.a
+	$(CC) $(LDFLAGS) -o $@ $(HOST_OBJ) $(MODULE_OBJ) $(BUILD)/libquarry.a \
+	  $(shell pkg-config --libs lua5.4 sdl2) -ldl $(LIBS)
+
+# glad: the GL 4.5 core loader, generated offline from python3-glad's bundled spec.
+$(GLAD_C) $(GLAD_H): | deps
+	@rm -rf $(BUILD)/glad
+	glad --reproducible --quiet --api gl:core=4.5 --out-path $(BUILD)/glad c
+$(BUILD)/obj/glad/gl.o: $(GLAD_C)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) -fPIC -I$(BUILD)/glad/include -c $< -o $@
+$(HOST_OBJ): CFLAGS += -I$(BUILD)/glad/include $(shell pkg-config --cflags sdl2 2>/dev/null)
+$(filter-out $(BUILD)/obj/glad/gl.o,$(HOST_OBJ)): $(GLAD_H)
+
+$(BUILD)/ctest/%: spec/c/%.c $(BUILD)/libquarry.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libquarry.a $(LIBS)
+
+# ---------------------------------------------------------------------------
+# Running and testing
+
+run: all
+	@if [ -z "$$DISPLAY$$WAYLAND_DISPLAY" ] && [ -z "$$SDL_VIDEODRIVER" ]; then \
+	  echo "make run: no display found (DISPLAY and WAYLAND_DISPLAY are unset);"; \
+	  echo "          running the sandbox headless for 120 frames instead."; \
+	  $(BUILD)/quarry --headless --frames 120 examples/sandbox.lua; \
+	else \
+	  $(BUILD)/quarry examples/sandbox.lua; \
+	fi
+
+# scripts/run-tests.sh prints one `N passed, N failed` line and fails on any failure.
+test: all $(CTEST_BIN)
+	@QUARRY_BUILD=$(BUILD) sh scripts/run-tests.sh
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+sanitize: | deps
+	@$(MAKE) --no-print-directory BUILD=build/sanitize OPT=-O1 \
+	  EXTRA_CFLAGS="$(SAN_FLAGS)" EXTRA_LDFLAGS="$(SAN_FLAGS)" all ctest-bins
+	@QUARRY_BUILD=build/sanitize QUARRY_SANITIZE=1 sh scripts/run-tests.sh
+
+ctest-bins: $(CTEST_BIN)
+
+bench: all
+	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD))
+
+clean:
+	rm -rf build bench/out
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
