@@ -1,0 +1,66 @@
+/* Helpers shared by the binding files: argument checks that raise errors
+ * naming the function and argument (STYLE.md item 8), and conversions of
+ * points and rotations. Every check finishes before engine code runs, so no
+ * error is raised while C state is half-changed. */
+#ifndef Q_BINDINGS_COMMON_H
+#define Q_BINDINGS_COMMON_H
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdbool.h>
+
+#define QL_VEC3 "quarry.Vec3"
+#define QL_QUAT "quarry.Quat"
+#define QL_WORLD "quarry.World"
+#define QL_TERRAIN "quarry.Terrain"
+
+/* A finite number at idx ("must be finite" otherwise). */
+double ql_check_finite(lua_State *L, int idx);
+/* A finite number > 0; what names it in the message: "radius must be > 0, got -1". */
+double ql_check_positive(lua_State *L, int idx, const char *what);
+/* An integer at idx within [lo, hi]. */
+lua_Integer ql_check_int_range(lua_State *L, int idx, lua_Integer lo, lua_Integer hi, const char *what);
+
+/* A point or direction: Vec3, {x, y, z} or {x=, y=, z=}, all finite. */
+void ql_check_vec3(lua_State *L, int idx, double out[3]);
+/* The same, false (no error) when idx holds something else. */
+bool ql_to_vec3(lua_State *L, int idx, double out[3]);
+void ql_push_vec3(lua_State *L, const double v[3]);
+/* Integer voxel coordinates given as a Vec3 or table of integral numbers. */
+void ql_check_ivec3(lua_State *L, int idx, int32_t out[3]);
+/* A rotation: Quat or {w, x, y, z}; normalised; error for zero or non-finite. */
+void ql_check_quat(lua_State *L, int idx, double out[4]);
+void ql_push_quat(lua_State *L, const double q[4]);
+
+/* Material name at idx -> id; unknown names list the known ones. */
+int ql_check_material(lua_State *L, int idx);
+
+/* Table at idx whose keys must all be among `fields` (NULL-terminated). */
+void ql_check_fields(lua_State *L, int idx, const char *const fields[]);
+/* Optional fields of a definition table at idx (argument number arg for
+ * messages). Each returns false when the field is nil. */
+bool ql_field_number(lua_State *L, int idx, int arg, const char *key, double *out);
+bool ql_field_integer(lua_State *L, int idx, int arg, const char *key, lua_Integer *out);
+bool ql_field_boolean(lua_State *L, int idx, int arg, const char *key, bool *out);
+bool ql_field_vec3(lua_State *L, int idx, int arg, const char *key, double out[3]);
+/* A string field that must be one of options; returns its index or -1 when nil. */
+int ql_field_option(lua_State *L, int idx, int arg, const char *key, const char *const options[]);
+
+/* Registers a metatable with methods (looked up by __index unless the
+ * metatable defines its own) and metamethods. */
+void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);
+
+/* Sub-module openers (each leaves its table on the stack). */
+int ql_open_vec(lua_State *L);      /* pushes vec3 function and quat table */
+int ql_open_material(lua_State *L);
+int ql_open_world(lua_State *L);
+void ql_open_terrain(lua_State *L); /* registers the Terrain class only */
+void ql_push_test_hooks(lua_State *L); /* quarry._test: hooks for specs, not API */
+
+/* World access for other binding files. */
+struct q_world;
+struct q_world *ql_check_world(lua_State *L, int idx);
+/* Pushes a Terrain userdata for the World userdata at idx. */
+void ql_push_terrain(lua_State *L, int world_idx);
+
+#endif

@@ -1,0 +1,570 @@
+/* World files: versioned, little-endian, zstd-compressed chunks, a digest per
+ * record, written atomically.
+ *
+ * Layout (version 1):
+ *   magic    8 bytes  "QRYW\r\n\x1a\n" (PNG's trick: text-mode mangling shows)
+ *   version  u32
+ *   hsize    u32      bytes of the header record that follows
+ *   header   voxel_size f64, gravity 3 f64, step f64, substeps u32, seed u64,
+ *            frame u64, accumulator f64, materials u32 then per material
+ *            {id u8, name_len u8, name, density f32, friction f32,
+ *            restitution f32, color 3 f32, strength f32, flags u8},
+ *            chunks u64
+ *   hdigest  u64      digest of the header record
+ *   chunks   per chunk: cx i32, cy i32, cz i32, kind u8, then
+ *            kind 0 (uniform): material u8, occupancy u8
+ *            kind 1 (dense):   size u32, zstd frame of 32^3 materials then
+ *                              32^3 occupancies (x fastest)
+ *            then a u64 digest of the chunk record
+ *   trailer  "QEND", u64 digest of (chunk count, every chunk digest)
+ *
+ * The loader reads the whole file and checks every length, digest, id and
+ * coordinate before building the world, so it never returns a partial world.
+ */
+#include "world/world.h"
+
+#include "core/alloc.h"
+#include "core/digest.h"
+#include "voxel/material.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define FILE_VERSION 1
+#define ZSTD_LEVEL 3
+#define MAX_FILE_BYTES (1ull << 34)
+#define CHUNK_LIMIT (Q_TERRAIN_LIMIT / Q_CHUNK_SIZE)
+
+static const unsigned char MAGIC[8] = {'Q', 'R', 'Y', 'W', '\r', '\n', 0x1a, '\n'};
+static const unsigned char TRAILER[4] = {'Q', 'E', 'N', 'D'};
+
+static long g_fail_after = -1;
+
+void q_world_debug_fail_save_after(long bytes)
+{
+    g_fail_after = bytes;
+}
+
+/* ---- growable little-endian byte buffer ---- */
+
+typedef struct buf {
+    unsigned char *data;
+    size_t size, capacity;
+    bool failed;
+} buf;
+
+static void put(buf *b, const void *p, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->size + n > b->capacity) {
+        size_t cap = b->capacity ? b->capacity : 4096;
+        while (cap < b->size + n)
+            cap *= 2;
+        unsigned char *d = q_realloc(b->data, b->capacity, cap);
+        if (!d) {
+            b->failed = true;
+            return;
+        }
+        b->data = d;
+        b->capacity = cap;
+    }
+    memcpy(b->data + b->size, p, n);
+    b->size += n;
+}
+
+static void put_u8(buf *b, uint8_t v) { put(b, &v, 1); }
+static void put_u32(buf *b, uint32_t v)
+{
+    unsigned char s[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+                          (unsigned char)(v >> 24)};
+    put(b, s, 4);
+}
+static void put_u64(buf *b, uint64_t v)
+{
+    put_u32(b, (uint32_t)v);
+    put_u32(b, (uint32_t)(v >> 32));
+}
+static void put_f64(buf *b, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    put_u64(b, u);
+}
+static void put_f32(buf *b, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    put_u32(b, u);
+}
+
+static void buf_free(buf *b)
+{
+    q_free(b->data, b->capacity);
+    memset(b, 0, sizeof *b);
+}
+
+/* ---- writing ---- */
+
+typedef struct writer {
+    int fd;
+    bool failed;
+    char *err;
+    size_t errlen;
+} writer;
+
+static void write_all(writer *w, const void *p, size_t n)
+{
+    const unsigned char *s = p;
+    while (!w->failed && n > 0) {
+        size_t chunk = n;
+        if (g_fail_after >= 0 && (long)chunk > g_fail_after)
+            chunk = (size_t)g_fail_after;
+        if (chunk == 0) {
+            snprintf(w->err, w->errlen, "write failed: simulated failure (test hook)");
+            w->failed = true;
+            return;
+        }
+        ssize_t k = write(w->fd, s, chunk);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(w->err, w->errlen, "write failed: %s", strerror(errno));
+            w->failed = true;
+            return;
+        }
+        if (g_fail_after >= 0)
+            g_fail_after -= k;
+        s += k;
+        n -= (size_t)k;
+    }
+}
+
+static void header_record(const q_world *w, size_t chunks, buf *h)
+{
+    const q_world_def *d = q_world_get_def(w);
+    put_f64(h, d->voxel_size);
+    for (int a = 0; a < 3; a++)
+        put_f64(h, d->gravity[a]);
+    put_f64(h, d->step);
+    put_u32(h, (uint32_t)d->substeps);
+    put_u64(h, d->seed);
+    put_u64(h, q_world_frame(w));
+    put_f64(h, q_world_accumulator(w));
+    int nmat = q_material_count();
+    put_u32(h, (uint32_t)nmat);
+    for (int i = 0; i < nmat; i++) {
+        const q_material *m = q_material_get(i);
+        size_t len = strlen(m->name);
+        put_u8(h, (uint8_t)i);
+        put_u8(h, (uint8_t)len);
+        put(h, m->name, len);
+        put_f32(h, m->density);
+        put_f32(h, m->friction);
+        put_f32(h, m->restitution);
+        for (int c = 0; c < 3; c++)
+            put_f32(h, m->color[c]);
+        put_f32(h, m->strength);
+        put_u8(h, (uint8_t)((m->brittle ? 1 : 0) | (m->liquid ? 2 : 0)));
+    }
+    put_u64(h, (uint64_t)chunks);
+}
+
+/* Encodes one chunk record (without its digest) into rec. */
+static bool chunk_record(const q_chunk_view *v, ZSTD_CCtx *cctx, unsigned char *planar, buf *rec)
+{
+    rec->size = 0;
+    put_u32(rec, (uint32_t)v->cx);
+    put_u32(rec, (uint32_t)v->cy);
+    put_u32(rec, (uint32_t)v->cz);
+    if (!v->voxels) {
+        put_u8(rec, 0);
+        put_u8(rec, v->uniform.material);
+        put_u8(rec, v->uniform.occupancy);
+        return !rec->failed;
+    }
+    put_u8(rec, 1);
+    for (int i = 0; i < Q_CHUNK_VOXELS; i++) {
+        planar[i] = v->voxels[i].material;
+        planar[Q_CHUNK_VOXELS + i] = v->voxels[i].occupancy;
+    }
+    size_t bound = ZSTD_compressBound(2 * Q_CHUNK_VOXELS);
+    size_t at = rec->size + 4;
+    put_u32(rec, 0);
+    put(rec, planar, bound); /* reserve room; trimmed below */
+    if (rec->failed)
+        return false;
+    size_t n = ZSTD_compressCCtx(cctx, rec->data + at, bound, planar, 2 * Q_CHUNK_VOXELS, ZSTD_LEVEL);
+    if (ZSTD_isError(n))
+        return false;
+    rec->size = at + n;
+    for (int k = 0; k < 4; k++)
+        rec->data[at - 4 + k] = (unsigned char)(n >> (8 * k));
+    return true;
+}
+
+q_status q_world_save(const q_world *w, const char *path, char *err, size_t errlen)
+{
+    q_terrain *t = q_world_terrain((q_world *)w);
+    size_t n = q_terrain_chunk_count(t);
+    q_chunk_view *views = q_alloc(n * sizeof *views + 1);
+    unsigned char *planar = q_alloc(2 * Q_CHUNK_VOXELS);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    buf head = {0}, rec = {0};
+    q_status st = Q_OK;
+    char tmp[4096];
+    int fd = -1;
+    bool created = false;
+
+    if (!views || !planar || !cctx) {
+        snprintf(err, errlen, "out of memory");
+        st = Q_ERR_MEMORY;
+        goto done;
+    }
+    if (snprintf(tmp, sizeof tmp, "%s.tmp-%ld", path, (long)getpid()) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "path too long");
+        st = Q_ERR_ARGUMENT;
+        goto done;
+    }
+    q_terrain_chunk_views(t, views);
+
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+        st = Q_ERR_IO;
+        goto done;
+    }
+    created = true;
+    writer wr = {fd, false, err, errlen};
+    header_record(w, n, &head);
+    buf pre = {0};
+    put(&pre, MAGIC, sizeof MAGIC);
+    put_u32(&pre, FILE_VERSION);
+    put_u32(&pre, (uint32_t)head.size);
+    put_u64(&head, q_digest_of(head.data, head.size, 0));
+    if (pre.failed || head.failed) {
+        buf_free(&pre);
+        snprintf(err, errlen, "out of memory");
+        st = Q_ERR_MEMORY;
+        goto done;
+    }
+    write_all(&wr, pre.data, pre.size);
+    buf_free(&pre);
+    write_all(&wr, head.data, head.size);
+
+    q_digest all;
+    q_digest_init(&all, 0);
+    q_digest_u64(&all, n);
+    for (size_t i = 0; i < n && !wr.failed; i++) {
+        if (!chunk_record(&views[i], cctx, planar, &rec)) {
+            snprintf(err, errlen, "out of memory while compressing");
+            st = Q_ERR_MEMORY;
+            goto done;
+        }
+        uint64_t dg = q_digest_of(rec.data, rec.size, 0);
+        put_u64(&rec, dg);
+        q_digest_u64(&all, dg);
+        write_all(&wr, rec.data, rec.size);
+    }
+    rec.size = 0;
+    put(&rec, TRAILER, sizeof TRAILER);
+    put_u64(&rec, q_digest_final(&all));
+    write_all(&wr, rec.data, rec.size);
+    if (!wr.failed && fsync(fd) != 0) {
+        snprintf(err, errlen, "fsync failed: %s", strerror(errno));
+        wr.failed = true;
+    }
+    if (close(fd) != 0 && !wr.failed) {
+        snprintf(err, errlen, "close failed: %s", strerror(errno));
+        wr.failed = true;
+    }
+    fd = -1;
+    if (wr.failed) {
+        st = Q_ERR_IO;
+        goto done;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot rename onto '%s': %s", path, strerror(errno));
+        st = Q_ERR_IO;
+        goto done;
+    }
+    /* Make the rename itself durable. */
+    {
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    }
+done:
+    if (fd >= 0)
+        close(fd);
+    if (st != Q_OK && created)
+        unlink(tmp);
+    buf_free(&head);
+    buf_free(&rec);
+    ZSTD_freeCCtx(cctx);
+    q_free(planar, 2 * Q_CHUNK_VOXELS);
+    q_free(views, n * sizeof *views + 1);
+    return st;
+}
+
+/* ---- reading ---- */
+
+typedef struct reader {
+    const unsigned char *p;
+    size_t size, at;
+    bool failed;
+} reader;
+
+static const unsigned char *take(reader *r, size_t n)
+{
+    if (r->failed || r->size - r->at < n) {
+        r->failed = true;
+        return NULL;
+    }
+    const unsigned char *s = r->p + r->at;
+    r->at += n;
+    return s;
+}
+static uint8_t get_u8(reader *r)
+{
+    const unsigned char *s = take(r, 1);
+    return s ? s[0] : 0;
+}
+static uint32_t get_u32(reader *r)
+{
+    const unsigned char *s = take(r, 4);
+    return s ? (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24 : 0;
+}
+static uint64_t get_u64(reader *r)
+{
+    uint64_t lo = get_u32(r);
+    return lo | (uint64_t)get_u32(r) << 32;
+}
+static double get_f64(reader *r)
+{
+    uint64_t u = get_u64(r);
+    double v;
+    memcpy(&v, &u, 8);
+    return v;
+}
+static float get_f32(reader *r)
+{
+    uint32_t u = get_u32(r);
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+static unsigned char *read_file(const char *path, size_t *size, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "'%s' is not a regular file", path);
+        close(fd);
+        return NULL;
+    }
+    if ((unsigned long long)sb.st_size > MAX_FILE_BYTES) {
+        snprintf(err, errlen, "'%s' is too large to be a world file", path);
+        close(fd);
+        return NULL;
+    }
+    *size = (size_t)sb.st_size;
+    unsigned char *data = q_alloc(*size + 1);
+    if (!data) {
+        snprintf(err, errlen, "out of memory reading '%s'", path);
+        close(fd);
+        return NULL;
+    }
+    size_t got = 0;
+    while (got < *size) {
+        ssize_t k = read(fd, data + got, *size - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            snprintf(err, errlen, "cannot read '%s': %s", path, k < 0 ? strerror(errno) : "file shrank");
+            q_free(data, *size + 1);
+            close(fd);
+            return NULL;
+        }
+        got += (size_t)k;
+    }
+    close(fd);
+    return data;
+}
+
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        snprintf(err, errlen, __VA_ARGS__);                                                        \
+        goto fail;                                                                                 \
+    } while (0)
+
+q_world *q_world_load(const char *path, char *err, size_t errlen)
+{
+    size_t size = 0;
+    unsigned char *data = read_file(path, &size, err, errlen);
+    if (!data)
+        return NULL;
+    q_world *w = NULL;
+    q_voxel *voxels = q_alloc(Q_CHUNK_VOXELS * sizeof *voxels);
+    unsigned char *planar = q_alloc(2 * Q_CHUNK_VOXELS);
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    uint8_t remap[Q_MATERIAL_MAX] = {0};
+    int file_materials = 0;
+    reader r = {data, size, 0, false};
+
+    if (!voxels || !planar || !dctx)
+        FAIL("out of memory");
+    const unsigned char *magic = take(&r, sizeof MAGIC);
+    if (!magic || memcmp(magic, MAGIC, sizeof MAGIC) != 0)
+        FAIL("'%s' is not a Quarry world file (bad magic)", path);
+    uint32_t version = get_u32(&r);
+    if (r.failed)
+        FAIL("'%s' is truncated", path);
+    if (version != FILE_VERSION)
+        FAIL("'%s' has format version %u; this build reads version %d", path, version, FILE_VERSION);
+    uint32_t hsize = get_u32(&r);
+    const unsigned char *hdata = take(&r, hsize);
+    uint64_t hdigest = get_u64(&r);
+    if (r.failed)
+        FAIL("'%s' is truncated (in the header)", path);
+    if (q_digest_of(hdata, hsize, 0) != hdigest)
+        FAIL("'%s' is corrupt: header checksum mismatch", path);
+
+    reader h = {hdata, hsize, 0, false};
+    q_world_def def = q_default_world_def();
+    def.voxel_size = get_f64(&h);
+    for (int a = 0; a < 3; a++)
+        def.gravity[a] = get_f64(&h);
+    def.step = get_f64(&h);
+    def.substeps = (int)get_u32(&h);
+    def.seed = get_u64(&h);
+    uint64_t frame = get_u64(&h);
+    double accumulator = get_f64(&h);
+    uint32_t nmat = get_u32(&h);
+    if (h.failed || nmat == 0 || nmat > Q_MATERIAL_MAX)
+        FAIL("'%s' is corrupt: bad header", path);
+    file_materials = (int)nmat;
+    for (uint32_t i = 0; i < nmat; i++) {
+        uint8_t id = get_u8(&h), len = get_u8(&h);
+        const unsigned char *name = take(&h, len);
+        q_material m = q_default_material();
+        m.density = get_f32(&h);
+        m.friction = get_f32(&h);
+        m.restitution = get_f32(&h);
+        for (int c = 0; c < 3; c++)
+            m.color[c] = get_f32(&h);
+        m.strength = get_f32(&h);
+        uint8_t flags = get_u8(&h);
+        if (h.failed || id != i || len > Q_MATERIAL_NAME_MAX)
+            FAIL("'%s' is corrupt: bad material table", path);
+        memcpy(m.name, name, len);
+        m.name[len] = '\0';
+        m.brittle = flags & 1;
+        m.liquid = (flags & 2) != 0;
+        int local = q_material_find(m.name);
+        if (local < 0) {
+            char why[160];
+            local = q_material_define(&m, why, sizeof why);
+            if (local < 0)
+                FAIL("'%s': cannot define material '%s': %s", path, m.name, why);
+        }
+        remap[i] = (uint8_t)local;
+    }
+    uint64_t nchunks = get_u64(&h);
+    if (h.failed || h.at != h.size)
+        FAIL("'%s' is corrupt: bad header", path);
+    if (nchunks > (r.size - r.at) / 16)
+        FAIL("'%s' is truncated or corrupt: %llu chunks announced", path, (unsigned long long)nchunks);
+
+    char why[256];
+    w = q_world_create(&def, why, sizeof why);
+    if (!w)
+        FAIL("'%s' holds invalid world settings: %s", path, why);
+    q_world_set_clock(w, frame, accumulator);
+    q_terrain *t = q_world_terrain(w);
+
+    q_digest all;
+    q_digest_init(&all, 0);
+    q_digest_u64(&all, nchunks);
+    for (uint64_t c = 0; c < nchunks; c++) {
+        size_t start = r.at;
+        int32_t cx = (int32_t)get_u32(&r), cy = (int32_t)get_u32(&r), cz = (int32_t)get_u32(&r);
+        uint8_t kind = get_u8(&r);
+        q_voxel uniform = {0, 0};
+        const unsigned char *payload = NULL;
+        uint32_t psize = 0;
+        if (kind == 0) {
+            uniform.material = get_u8(&r);
+            uniform.occupancy = get_u8(&r);
+        } else if (kind == 1) {
+            psize = get_u32(&r);
+            payload = take(&r, psize);
+        } else if (!r.failed) {
+            FAIL("'%s' is corrupt: chunk %llu has unknown kind %u", path, (unsigned long long)c, kind);
+        }
+        size_t end = r.at;
+        uint64_t dg = get_u64(&r);
+        if (r.failed)
+            FAIL("'%s' is truncated (in chunk %llu of %llu)", path, (unsigned long long)c,
+                 (unsigned long long)nchunks);
+        if (q_digest_of(data + start, end - start, 0) != dg)
+            FAIL("'%s' is corrupt: checksum mismatch in chunk %llu", path, (unsigned long long)c);
+        q_digest_u64(&all, dg);
+        if (cx < -CHUNK_LIMIT || cx >= CHUNK_LIMIT || cy < -CHUNK_LIMIT || cy >= CHUNK_LIMIT ||
+            cz < -CHUNK_LIMIT || cz >= CHUNK_LIMIT)
+            FAIL("'%s' is corrupt: chunk %llu lies outside the world", path, (unsigned long long)c);
+        if (q_terrain_has_chunk(t, cx, cy, cz))
+            FAIL("'%s' is corrupt: chunk (%d, %d, %d) appears twice", path, cx, cy, cz);
+        if (kind == 0) {
+            if (uniform.material >= file_materials)
+                FAIL("'%s' is corrupt: bad material id in chunk %llu", path, (unsigned long long)c);
+            uniform.material = remap[uniform.material];
+            if (q_terrain_set_chunk(t, cx, cy, cz, NULL, uniform) != Q_OK)
+                FAIL("out of memory");
+            continue;
+        }
+        size_t got = ZSTD_decompressDCtx(dctx, planar, 2 * Q_CHUNK_VOXELS, payload, psize);
+        if (ZSTD_isError(got) || got != 2 * Q_CHUNK_VOXELS)
+            FAIL("'%s' is corrupt: chunk %llu does not decompress", path, (unsigned long long)c);
+        for (int i = 0; i < Q_CHUNK_VOXELS; i++) {
+            if (planar[i] >= file_materials)
+                FAIL("'%s' is corrupt: bad material id in chunk %llu", path, (unsigned long long)c);
+            voxels[i] = (q_voxel){remap[planar[i]], planar[Q_CHUNK_VOXELS + i]};
+        }
+        if (q_terrain_set_chunk(t, cx, cy, cz, voxels, uniform) != Q_OK)
+            FAIL("out of memory");
+    }
+    const unsigned char *trailer = take(&r, sizeof TRAILER);
+    uint64_t total = get_u64(&r);
+    if (r.failed || memcmp(trailer, TRAILER, sizeof TRAILER) != 0)
+        FAIL("'%s' is truncated (no end marker)", path);
+    if (total != q_digest_final(&all))
+        FAIL("'%s' is corrupt: chunk list checksum mismatch", path);
+    if (r.at != r.size)
+        FAIL("'%s' is corrupt: %zu unexpected bytes after the end marker", path, r.size - r.at);
+    goto done;
+fail:
+    q_world_destroy(w);
+    w = NULL;
+done:
+    ZSTD_freeDCtx(dctx);
+    q_free(planar, 2 * Q_CHUNK_VOXELS);
+    q_free(voxels, Q_CHUNK_VOXELS * sizeof *voxels);
+    q_free(data, size + 1);
+    return w;
+}

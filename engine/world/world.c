@@ -1,0 +1,157 @@
+/* World lifetime, clock, stats and the handle registry: see world.h. */
+#include "world/world.h"
+
+#include "core/alloc.h"
+#include "core/jobs.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+
+struct q_world {
+    q_world_def def;
+    q_jobs *jobs;
+    q_terrain *terrain;
+    uint64_t frame;
+    double accumulator;
+};
+
+q_world_def q_default_world_def(void)
+{
+    return (q_world_def){1.0, {0.0, -9.81, 0.0}, 1.0 / 60.0, 4, 1, -1};
+}
+
+q_world *q_world_create(const q_world_def *def, char *err, size_t errlen)
+{
+    if (!(isfinite(def->voxel_size) && def->voxel_size > 0)) {
+        snprintf(err, errlen, "voxel_size must be > 0, got %g", def->voxel_size);
+        return NULL;
+    }
+    for (int a = 0; a < 3; a++) {
+        if (!isfinite(def->gravity[a])) {
+            snprintf(err, errlen, "gravity must be finite");
+            return NULL;
+        }
+    }
+    if (!(isfinite(def->step) && def->step > 0 && def->step <= 1)) {
+        snprintf(err, errlen, "step must be in (0, 1] seconds, got %g", def->step);
+        return NULL;
+    }
+    if (def->substeps < 1 || def->substeps > 64) {
+        snprintf(err, errlen, "substeps must be 1..64, got %d", def->substeps);
+        return NULL;
+    }
+    q_world *w = q_calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    w->def = *def;
+    w->jobs = q_jobs_create(def->threads);
+    w->terrain = q_terrain_create(w->jobs);
+    if (!w->terrain) {
+        q_world_destroy(w);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    return w;
+}
+
+void q_world_destroy(q_world *w)
+{
+    if (!w)
+        return;
+    q_terrain_destroy(w->terrain);
+    q_jobs_destroy(w->jobs);
+    q_free(w, sizeof *w);
+}
+
+const q_world_def *q_world_get_def(const q_world *w) { return &w->def; }
+q_terrain *q_world_terrain(q_world *w) { return w->terrain; }
+
+int q_world_step(q_world *w, double dt)
+{
+    if (!(isfinite(dt) && dt >= 0))
+        return -1;
+    w->accumulator += dt;
+    int steps = 0;
+    /* A small tolerance so that 60 calls of step(1/60) run exactly 60 steps
+     * despite rounding in the accumulator. */
+    while (w->accumulator >= w->def.step * (1 - 1e-9) && steps < Q_MAX_STEPS_PER_CALL) {
+        w->accumulator -= w->def.step;
+        w->frame++;
+        steps++;
+    }
+    if (w->accumulator < 0)
+        w->accumulator = 0;
+    if (steps == Q_MAX_STEPS_PER_CALL && w->accumulator >= w->def.step)
+        w->accumulator = 0;
+    return steps;
+}
+
+double q_world_time(const q_world *w) { return (double)w->frame * w->def.step; }
+uint64_t q_world_frame(const q_world *w) { return w->frame; }
+double q_world_accumulator(const q_world *w) { return w->accumulator; }
+
+void q_world_set_clock(q_world *w, uint64_t frame, double accumulator)
+{
+    w->frame = frame;
+    w->accumulator = accumulator;
+}
+
+uint64_t q_world_hash(const q_world *w)
+{
+    uint64_t h = q_terrain_hash(w->terrain);
+    return h ^ (w->frame * 0x9e3779b97f4a7c15ull);
+}
+
+q_world_stats q_world_get_stats(const q_world *w)
+{
+    q_terrain_stats ts = q_terrain_get_stats(w->terrain);
+    q_world_stats s = {ts.chunks, ts.dense_chunks, ts.bytes, ts.bytes + sizeof *w, 0, 0};
+    return s;
+}
+
+/* ---- registry ---- */
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static q_handle_pool registry;
+static q_world **registry_worlds;
+static uint32_t registry_capacity;
+
+q_handle q_world_register(q_world *w)
+{
+    pthread_mutex_lock(&registry_lock);
+    q_handle h = q_handle_alloc(&registry);
+    if (!q_handle_is_null(h) && registry.capacity > registry_capacity) {
+        q_world **grown = q_realloc(registry_worlds, registry_capacity * sizeof *grown,
+                                    registry.capacity * sizeof *grown);
+        if (grown) {
+            registry_worlds = grown;
+            registry_capacity = registry.capacity;
+        } else {
+            q_handle_release(&registry, h);
+            h = Q_NULL_HANDLE;
+        }
+    }
+    if (!q_handle_is_null(h))
+        registry_worlds[q_handle_slot(h)] = w;
+    pthread_mutex_unlock(&registry_lock);
+    return h;
+}
+
+q_world *q_world_lookup(q_handle h)
+{
+    pthread_mutex_lock(&registry_lock);
+    q_world *w = q_handle_valid(&registry, h) ? registry_worlds[q_handle_slot(h)] : NULL;
+    pthread_mutex_unlock(&registry_lock);
+    return w;
+}
+
+void q_world_unregister(q_handle h)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (q_handle_release(&registry, h))
+        registry_worlds[q_handle_slot(h)] = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}

@@ -1,0 +1,85 @@
+/* The world: owns the terrain (and, as they land, bodies and caches), the
+ * fixed-step clock and the job system. Destroying it frees everything it owns.
+ *
+ * Worlds are addressed from scripts by generational handles (core/handle.h)
+ * through a process-wide registry, so a script holding a destroyed world gets
+ * an error instead of a dangling pointer.
+ */
+#ifndef Q_WORLD_H
+#define Q_WORLD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/handle.h"
+#include "voxel/terrain.h"
+
+typedef struct q_world_def {
+    double voxel_size; /* metres per voxel, > 0 (default 1) */
+    double gravity[3]; /* m/s^2 (default 0, -9.81, 0) */
+    double step;       /* fixed step in seconds, in (0, 1] (default 1/60) */
+    int substeps;      /* solver substeps per step, 1..64 (default 4) */
+    uint64_t seed;     /* for everything random in the world (default 1) */
+    int threads;       /* worker threads; -1 = one per core less one (default) */
+} q_world_def;
+
+q_world_def q_default_world_def(void);
+
+typedef struct q_world q_world;
+
+/* Validates def and creates a world; NULL with a message on failure. */
+q_world *q_world_create(const q_world_def *def, char *err, size_t errlen);
+void q_world_destroy(q_world *w);
+
+const q_world_def *q_world_get_def(const q_world *w);
+q_terrain *q_world_terrain(q_world *w);
+
+/* Advances by whole fixed steps: adds dt (seconds, finite, >= 0) to an
+ * accumulator and runs floor(acc / step) steps, at most Q_MAX_STEPS_PER_CALL
+ * (the rest of the backlog is dropped so a stall cannot snowball). Returns
+ * the steps run, or -1 for a bad dt. */
+#define Q_MAX_STEPS_PER_CALL 240
+int q_world_step(q_world *w, double dt);
+double q_world_time(const q_world *w);       /* frames * step */
+uint64_t q_world_frame(const q_world *w);    /* fixed steps run so far */
+/* Restores the clock (used by the loader). */
+void q_world_set_clock(q_world *w, uint64_t frame, double accumulator);
+double q_world_accumulator(const q_world *w);
+
+/* Digest of the voxels and the clock: equal runs give equal values. */
+uint64_t q_world_hash(const q_world *w);
+
+typedef struct q_world_stats {
+    size_t chunks;       /* stored voxel chunks */
+    size_t dense_chunks; /* of which with per-voxel memory */
+    size_t voxel_bytes;  /* voxel storage and its tables */
+    size_t memory;       /* everything the world holds */
+    size_t bodies, awake;
+} q_world_stats;
+q_world_stats q_world_get_stats(const q_world *w);
+
+/* ---- registry of worlds for scripting (thread-safe) ---- */
+
+/* Registers a world and returns its handle (null when out of memory). */
+q_handle q_world_register(q_world *w);
+/* The world of a handle, or NULL once it was unregistered. */
+q_world *q_world_lookup(q_handle h);
+/* Forgets a handle; later lookups return NULL. */
+void q_world_unregister(q_handle h);
+
+/* ---- save files (save.c) ---- */
+
+/* Writes the world to path atomically: a temporary file beside it is written,
+ * fsync'd and renamed over path, so a crash leaves either the old file or the
+ * new one, never a torn one. */
+q_status q_world_save(const q_world *w, const char *path, char *err, size_t errlen);
+/* Reads a world file; NULL with a message for a missing, truncated, corrupt
+ * or foreign file (nothing partial is ever returned). Materials are matched
+ * by name; names the process does not know are defined from the file. */
+q_world *q_world_load(const char *path, char *err, size_t errlen);
+
+/* Test hook: makes every save fail after `bytes` more bytes have been written
+ * (negative disables). Lets specs prove a failed save leaves the old file. */
+void q_world_debug_fail_save_after(long bytes);
+
+#endif
