@@ -1,0 +1,735 @@
+/* The host: Lua state, callbacks, frame loop and hot reload (see host.h).
+ *
+ * Callbacks are looked up on the module table by name every time they are
+ * called, so a reloaded script's new functions take over at once. Every call
+ * goes through lua_pcall with a traceback handler; an error is printed (once
+ * while it keeps repeating) and shown in the window title, and the loop goes on.
+ */
+#include "app/host.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <limits.h>
+#include <lua.h>
+#include <lualib.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/window.h"
+#include "quarry.h"
+
+#define HEADLESS_DT (1.0 / 60.0)
+#define MAX_DT 0.25               /* seconds; longer frames (stalls, debugger) are clamped */
+#define RELOAD_INTERVAL 0.25      /* seconds between mtime checks in a window */
+#define FPS_FRAMES 60
+
+static const char *const callback_names[] = {
+    "load", "update", "draw", "keypressed", "keyreleased", "mousepressed",
+    "mousereleased", "mousemoved", "wheelmoved", "quit",
+};
+#define CALLBACK_COUNT (sizeof callback_names / sizeof callback_names[0])
+
+/* What identifies one version of the script file. mtime alone can repeat
+ * within a coarse filesystem tick, so size, inode and ctime count too. */
+typedef struct file_sig {
+    bool exists;
+    struct timespec mtime, ctime;
+    off_t size;
+    ino_t inode;
+} file_sig;
+
+struct q_host {
+    q_host_options opt;
+    lua_State *L;
+    q_window *window;            /* NULL headless */
+    int module_ref;              /* registry reference to the module table */
+    int arg_ref;                 /* registry reference to the `arg` table */
+
+    file_sig script_sig;
+    double next_reload_check;    /* window time */
+
+    long frame;                  /* frames completed */
+    double dts[FPS_FRAMES];      /* ring of the last frames' dt */
+    int dt_count, dt_next;
+    bool quit_requested;
+
+    float clear_color[4];
+    q_camera camera;
+    q_debug_flags debug;
+
+    FILE *shot_file;             /* pending quarry.graphics.screenshot */
+    char *shot_path;
+
+    char *last_error;            /* last reported message, for de-duplication */
+    long error_repeats;
+    char title[256];
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static char *dup_string(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *copy = malloc(n);
+    if (copy)
+        memcpy(copy, s, n);
+    return copy;
+}
+
+/* ---- errors ---- */
+
+static void flush_repeats(q_host *h)
+{
+    if (h->error_repeats > 0)
+        fprintf(stderr, "quarry: (the error above repeated %ld more time%s)\n",
+                h->error_repeats, h->error_repeats == 1 ? "" : "s");
+    h->error_repeats = 0;
+}
+
+static void show_title(q_host *h, const char *error)
+{
+    if (!h->window)
+        return;
+    const char *base = strrchr(h->opt.script, '/');
+    base = base ? base + 1 : h->opt.script;
+    if (error) {
+        size_t line = strcspn(error, "\n");
+        snprintf(h->title, sizeof h->title, "Quarry - %s - ERROR: %.*s", base,
+                 (int)(line < 160 ? line : 160), error);
+    } else {
+        snprintf(h->title, sizeof h->title, "Quarry - %s", base);
+    }
+    q_window_set_title(h->window, h->title);
+}
+
+/* Prints a non-fatal error unless it is the same as the previous one. */
+static void report_error(q_host *h, const char *context, const char *message)
+{
+    if (h->last_error && strcmp(h->last_error, message) == 0) {
+        h->error_repeats++;
+        return;
+    }
+    flush_repeats(h);
+    fprintf(stderr, "quarry: %s: %s\n", context, message);
+    free(h->last_error);
+    h->last_error = dup_string(message);
+    show_title(h, message);
+}
+
+static void clear_error(q_host *h)
+{
+    flush_repeats(h);
+    free(h->last_error);
+    h->last_error = NULL;
+    show_title(h, NULL);
+}
+
+/* Message handler: appends a traceback to string errors. */
+static int traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) {
+        if (luaL_callmeta(L, 1, "__tostring") && lua_type(L, -1) == LUA_TSTRING)
+            msg = lua_tostring(L, -1);
+        else
+            msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* Calls the function below the top `nargs` values with a traceback handler;
+ * pops them. Returns LUA_OK or leaves nothing and reports the error. */
+static int protected_call(q_host *h, int nargs, const char *context)
+{
+    lua_State *L = h->L;
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, base);
+    int status = lua_pcall(L, nargs, 0, base);
+    if (status != LUA_OK) {
+        const char *msg = lua_tostring(L, -1);
+        report_error(h, context, msg ? msg : "(no message)");
+        lua_pop(L, 1);
+    }
+    lua_remove(L, base);
+    return status;
+}
+
+/* Pushes quarry[name] and returns true when it is a function; otherwise
+ * pushes nothing. */
+static bool push_callback(q_host *h, const char *name)
+{
+    lua_State *L = h->L;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->module_ref);
+    lua_getfield(L, -1, name);
+    lua_remove(L, -2);
+    if (lua_isfunction(L, -1))
+        return true;
+    lua_pop(L, 1);
+    return false;
+}
+
+static void call_callback(q_host *h, const char *name, int nargs)
+{
+    char context[64];
+    snprintf(context, sizeof context, "error in quarry.%s", name);
+    protected_call(h, nargs, context);
+}
+
+/* ---- script loading and hot reload ---- */
+
+static file_sig stat_script(const char *path)
+{
+    file_sig sig = {0};
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        sig.exists = true;
+        sig.mtime = st.st_mtim;
+        sig.ctime = st.st_ctim;
+        sig.size = st.st_size;
+        sig.inode = st.st_ino;
+    }
+    return sig;
+}
+
+static bool same_sig(const file_sig *a, const file_sig *b)
+{
+    return a->exists == b->exists && a->size == b->size && a->inode == b->inode &&
+           a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec &&
+           a->ctime.tv_sec == b->ctime.tv_sec && a->ctime.tv_nsec == b->ctime.tv_nsec;
+}
+
+/* Pushes the script's arguments as varargs for the main chunk; returns how many. */
+static int push_script_args(q_host *h)
+{
+    if (!lua_checkstack(h->L, h->opt.script_argc + 1)) {
+        fprintf(stderr, "quarry: too many script arguments to pass to the main chunk\n");
+        return 0;
+    }
+    for (int i = 0; i < h->opt.script_argc; i++)
+        lua_pushstring(h->L, h->opt.script_argv[i]);
+    return h->opt.script_argc;
+}
+
+static void reload_script(q_host *h)
+{
+    lua_State *L = h->L;
+    int top = lua_gettop(L);
+    char context[PATH_MAX + 64];
+
+    if (luaL_loadfile(L, h->opt.script) != LUA_OK) {
+        snprintf(context, sizeof context, "reload of %s failed, the old code keeps running",
+                 h->opt.script);
+        report_error(h, context, lua_tostring(L, -1));
+        lua_settop(L, top);
+        return;
+    }
+    /* Snapshot the callbacks so that a chunk failing halfway leaves none of
+     * its half-installed functions behind. */
+    lua_createtable(L, 0, (int)CALLBACK_COUNT);
+    int snapshot = lua_gettop(L);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, h->module_ref);
+    int module = lua_gettop(L);
+    for (size_t i = 0; i < CALLBACK_COUNT; i++) {
+        lua_getfield(L, module, callback_names[i]);
+        lua_setfield(L, snapshot, callback_names[i]);
+    }
+    lua_pushvalue(L, top + 1);
+    int nargs = push_script_args(h);
+    snprintf(context, sizeof context, "reload of %s failed, the old code keeps running",
+             h->opt.script);
+    if (protected_call(h, nargs, context) != LUA_OK) {
+        for (size_t i = 0; i < CALLBACK_COUNT; i++) {
+            lua_getfield(L, snapshot, callback_names[i]);
+            lua_setfield(L, module, callback_names[i]);
+        }
+    } else {
+        clear_error(h);
+        printf("reloaded %s\n", h->opt.script);
+        fflush(stdout);
+    }
+    lua_settop(L, top);
+}
+
+static void check_reload(q_host *h)
+{
+    if (h->window) {
+        double now = q_window_time();
+        if (now < h->next_reload_check)
+            return;
+        h->next_reload_check = now + RELOAD_INTERVAL;
+    }
+    file_sig sig = stat_script(h->opt.script);
+    /* A file that is briefly missing (an editor replacing it) is not a change. */
+    if (!sig.exists || same_sig(&sig, &h->script_sig))
+        return;
+    h->script_sig = sig;
+    reload_script(h);
+}
+
+/* ---- Lua state setup ---- */
+
+static bool is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The repository root holding the executable: build/quarry -> ..,
+ * build/sanitize/quarry -> ../.. . Recognised by its scripts/ and engine/. */
+static bool find_repo_root(const char *exe, char *out, size_t out_size)
+{
+    char dir[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n > 0)
+        dir[n] = '\0';
+    else if (!exe || !realpath(exe, dir))
+        return false;
+    for (int level = 0; level < 4; level++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || slash == dir)
+            return false;
+        *slash = '\0';
+        char scripts[PATH_MAX + 16], engine[PATH_MAX + 16];
+        snprintf(scripts, sizeof scripts, "%s/scripts", dir);
+        snprintf(engine, sizeof engine, "%s/engine", dir);
+        if (is_dir(scripts) && is_dir(engine)) {
+            snprintf(out, out_size, "%s", dir);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* package.path = <script dir>/?.lua; <repo>/scripts/?.lua; ...; the default. */
+static void set_package_path(q_host *h)
+{
+    lua_State *L = h->L;
+    luaL_Buffer b;
+    lua_getglobal(L, "package");
+    luaL_buffinit(L, &b);
+
+    const char *slash = strrchr(h->opt.script, '/');
+    if (slash) {
+        size_t len = (size_t)(slash - h->opt.script);
+        luaL_addlstring(&b, h->opt.script, len ? len : 1);
+        luaL_addstring(&b, "/?.lua;");
+    }
+    char root[PATH_MAX];
+    if (find_repo_root(h->opt.exe, root, sizeof root)) {
+        luaL_addstring(&b, root);
+        luaL_addstring(&b, "/scripts/?.lua;");
+        luaL_addstring(&b, root);
+        luaL_addstring(&b, "/scripts/?/init.lua;");
+    }
+    lua_getfield(L, -2, "path");
+    luaL_addvalue(&b);
+    luaL_pushresult(&b);
+    lua_setfield(L, -2, "path");
+    lua_pop(L, 1);
+}
+
+/* Runs in protected mode: everything that may raise before the script runs. */
+static int setup_state(lua_State *L)
+{
+    q_host *h = lua_touserdata(L, 1);
+    luaL_openlibs(L);
+    set_package_path(h);
+
+    /* Headless runs are deterministic, math.random included. */
+    if (h->opt.headless) {
+        lua_getglobal(L, "math");
+        lua_getfield(L, -1, "randomseed");
+        lua_pushinteger(L, 0);
+        lua_call(L, 1, 0);
+        lua_pop(L, 1);
+    }
+
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_quarry);
+    lua_setfield(L, -2, "quarry");
+    lua_pop(L, 1);
+
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "quarry");
+    lua_call(L, 1, 1);
+    if (!lua_istable(L, -1))
+        return luaL_error(L, "require 'quarry' returned a %s, not a table", luaL_typename(L, -1));
+    q_lua_open_host_modules(L, h);
+    lua_pushvalue(L, -1);
+    h->module_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pop(L, 1);
+
+    /* arg[0] = script, arg[1..n] = its arguments, as the standalone lua does. */
+    lua_createtable(L, h->opt.script_argc, 1);
+    lua_pushstring(L, h->opt.script);
+    lua_rawseti(L, -2, 0);
+    for (int i = 0; i < h->opt.script_argc; i++) {
+        lua_pushstring(L, h->opt.script_argv[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushvalue(L, -1);
+    lua_setglobal(L, "arg");
+    h->arg_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return 0;
+}
+
+/* ---- frames ---- */
+
+static void dispatch_event(q_host *h, const q_event *ev)
+{
+    lua_State *L = h->L;
+    switch (ev->kind) {
+    case Q_EVENT_QUIT:
+        h->quit_requested = true;
+        break;
+    case Q_EVENT_KEY_DOWN:
+    case Q_EVENT_KEY_UP: {
+        const char *name = ev->kind == Q_EVENT_KEY_DOWN ? "keypressed" : "keyreleased";
+        if (push_callback(h, name)) {
+            lua_pushstring(L, ev->key);
+            call_callback(h, name, 1);
+        }
+        if (ev->kind == Q_EVENT_KEY_DOWN && strcmp(ev->key, "escape") == 0)
+            h->quit_requested = true;
+        break;
+    }
+    case Q_EVENT_MOUSE_DOWN:
+    case Q_EVENT_MOUSE_UP: {
+        const char *name = ev->kind == Q_EVENT_MOUSE_DOWN ? "mousepressed" : "mousereleased";
+        if (push_callback(h, name)) {
+            lua_pushnumber(L, ev->x);
+            lua_pushnumber(L, ev->y);
+            lua_pushinteger(L, ev->button);
+            call_callback(h, name, 3);
+        }
+        break;
+    }
+    case Q_EVENT_MOUSE_MOVE:
+        if (push_callback(h, "mousemoved")) {
+            lua_pushnumber(L, ev->x);
+            lua_pushnumber(L, ev->y);
+            lua_pushnumber(L, ev->dx);
+            lua_pushnumber(L, ev->dy);
+            call_callback(h, "mousemoved", 4);
+        }
+        break;
+    case Q_EVENT_WHEEL:
+        if (push_callback(h, "wheelmoved")) {
+            lua_pushnumber(L, ev->dx);
+            lua_pushnumber(L, ev->dy);
+            call_callback(h, "wheelmoved", 2);
+        }
+        break;
+    }
+}
+
+static void record_dt(q_host *h, double dt)
+{
+    h->dts[h->dt_next] = dt;
+    h->dt_next = (h->dt_next + 1) % FPS_FRAMES;
+    if (h->dt_count < FPS_FRAMES)
+        h->dt_count++;
+}
+
+static bool write_image(q_host *h, FILE *f, const char *path)
+{
+    int w = 0, ht = 0;
+    char err[256];
+    q_window_drawable_size(h->window, &w, &ht);
+    if (!q_render_write_screenshot(f, q_image_format_for_path(path), w, ht, err, sizeof err)) {
+        fprintf(stderr, "quarry: screenshot %s: %s\n", path, err);
+        return false;
+    }
+    return true;
+}
+
+static void write_pending_screenshot(q_host *h)
+{
+    if (!h->shot_file)
+        return;
+    bool ok = write_image(h, h->shot_file, h->shot_path);
+    if (fclose(h->shot_file) != 0 && ok) {
+        fprintf(stderr, "quarry: screenshot %s: %s\n", h->shot_path, strerror(errno));
+        ok = false;
+    }
+    if (!ok)
+        remove(h->shot_path);
+    h->shot_file = NULL;
+    free(h->shot_path);
+    h->shot_path = NULL;
+}
+
+/* Writes --screenshot; false (already reported) on failure. */
+static bool write_final_screenshot(q_host *h)
+{
+    const char *path = h->opt.screenshot;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        fprintf(stderr, "quarry: cannot write screenshot %s: %s\n", path, strerror(errno));
+        return false;
+    }
+    bool ok = write_image(h, f, path);
+    if (fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        remove(path);
+    return ok;
+}
+
+/* Clears and calls draw(); the caller presents or reads back. */
+static void draw_frame(q_host *h)
+{
+    if (h->window) {
+        int w = 0, ht = 0;
+        q_window_drawable_size(h->window, &w, &ht);
+        q_render_begin_frame(w, ht, h->clear_color);
+    }
+    if (push_callback(h, "draw"))
+        call_callback(h, "draw", 0);
+}
+
+/* Returns false when --screenshot could not be written. */
+static bool run_frames(q_host *h)
+{
+    bool final_shot_done = false;
+    double prev = h->window ? q_window_time() : 0.0;
+    q_event ev;
+
+    while (!h->quit_requested && !interrupted) {
+        if (h->window) {
+            while (q_window_poll(h->window, &ev))
+                dispatch_event(h, &ev);
+            if (h->quit_requested)
+                break;
+        }
+        check_reload(h);
+
+        double dt = HEADLESS_DT;
+        if (h->window) {
+            double now = q_window_time();
+            if (h->frame > 0)
+                dt = now - prev;
+            prev = now;
+            if (dt > MAX_DT)
+                dt = MAX_DT;
+            if (dt < 0.0)
+                dt = 0.0;
+        }
+        record_dt(h, dt);
+        if (push_callback(h, "update")) {
+            lua_pushnumber(h->L, dt);
+            call_callback(h, "update", 1);
+        }
+
+        draw_frame(h);
+        bool last = h->opt.frames > 0 && h->frame + 1 >= h->opt.frames;
+        if (h->window) {
+            write_pending_screenshot(h);
+            if (last && h->opt.screenshot) {
+                if (!write_final_screenshot(h))
+                    return false;
+                final_shot_done = true;
+            }
+            q_window_swap(h->window);
+        }
+        h->frame++;
+        if (last)
+            break;
+    }
+
+    /* Ended by escape, the window or a signal: draw one more frame for a
+     * screenshot still owed, since the last one is already presented. */
+    if (h->window && (h->shot_file || (h->opt.screenshot && !final_shot_done))) {
+        draw_frame(h);
+        write_pending_screenshot(h);
+        if (h->opt.screenshot && !final_shot_done && !write_final_screenshot(h))
+            return false;
+    }
+    return true;
+}
+
+static void destroy_host(q_host *h)
+{
+    flush_repeats(h);
+    if (h->shot_file) {
+        fclose(h->shot_file);
+        remove(h->shot_path);
+        fprintf(stderr, "quarry: screenshot %s was requested too late to be drawn\n", h->shot_path);
+    }
+    free(h->shot_path);
+    if (h->L)
+        lua_close(h->L);
+    q_window_close(h->window);
+    free(h->last_error);
+}
+
+int q_host_run(const q_host_options *options)
+{
+    q_host host = {0};
+    q_host *h = &host;
+    h->opt = *options;
+    h->module_ref = h->arg_ref = LUA_NOREF;
+    h->clear_color[3] = 1.0f;
+    h->camera = q_default_camera();
+    int status = 1;
+
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (h->opt.headless) {
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+    }
+
+    h->L = luaL_newstate();
+    if (!h->L) {
+        fprintf(stderr, "quarry: cannot create a Lua state (out of memory)\n");
+        return 1;
+    }
+    lua_State *L = h->L;
+    lua_pushcfunction(L, setup_state);
+    lua_pushlightuserdata(L, h);
+    if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        fprintf(stderr, "quarry: cannot set up Lua: %s\n", lua_tostring(L, -1));
+        goto done;
+    }
+
+    h->script_sig = stat_script(h->opt.script);
+    if (luaL_loadfile(L, h->opt.script) != LUA_OK) {
+        fprintf(stderr, "quarry: %s\n", lua_tostring(L, -1));
+        goto done;
+    }
+
+    if (!h->opt.headless) {
+        char err[512];
+        h->window = q_window_open("Quarry", 1280, 720, err, sizeof err);
+        if (!h->window) {
+            fprintf(stderr, "quarry: %s\n"
+                    "quarry: a window with OpenGL 4.5 core is needed; run with --headless "
+                    "to go without one\n", err);
+            goto done;
+        }
+        if (!q_render_init(q_window_gl_proc, err, sizeof err)) {
+            fprintf(stderr, "quarry: %s\nquarry: run with --headless to go without a window\n", err);
+            goto done;
+        }
+        if (strcmp(q_window_driver(h->window), "offscreen") == 0 && !getenv("SDL_VIDEODRIVER"))
+            fprintf(stderr, "quarry: no display found, drawing offscreen (nothing is shown); "
+                    "--headless runs without a window\n");
+        show_title(h, NULL);
+    }
+
+    /* The main chunk: defines the callbacks. Failing here is fatal. */
+    lua_pushcfunction(L, traceback);
+    lua_insert(L, -2);
+    int nargs = push_script_args(h);
+    if (lua_pcall(L, nargs, 0, -nargs - 2) != LUA_OK) {
+        fprintf(stderr, "quarry: %s\n", lua_tostring(L, -1));
+        goto done;
+    }
+    lua_pop(L, 1);
+
+    if (push_callback(h, "load")) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, h->arg_ref);
+        call_callback(h, "load", 1);
+    }
+    status = run_frames(h) ? 0 : 1;
+    if (push_callback(h, "quit"))
+        call_callback(h, "quit", 0);
+
+done:
+    destroy_host(h);
+    return status;
+}
+
+/* ---- state for the bindings ---- */
+
+bool q_host_headless(const q_host *h)
+{
+    return h->window == NULL;
+}
+
+float *q_host_clear_color(q_host *h)
+{
+    return h->clear_color;
+}
+
+void q_host_clear(q_host *h, const float rgba[4])
+{
+    if (h->window)
+        q_render_clear(rgba);
+}
+
+q_camera *q_host_camera(q_host *h)
+{
+    return &h->camera;
+}
+
+q_debug_flags *q_host_debug_flags(q_host *h)
+{
+    return &h->debug;
+}
+
+bool q_host_request_screenshot(q_host *h, const char *path, char *err, size_t err_size)
+{
+    if (!h->window) {
+        snprintf(err, err_size, "no window to take a screenshot of (running --headless)");
+        return false;
+    }
+    if (h->shot_file) {
+        snprintf(err, err_size, "a screenshot (%s) is already pending for this frame", h->shot_path);
+        return false;
+    }
+    char *copy = dup_string(path);
+    if (!copy) {
+        snprintf(err, err_size, "out of memory");
+        return false;
+    }
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, err_size, "cannot open %s: %s", path, strerror(errno));
+        free(copy);
+        return false;
+    }
+    h->shot_file = f;
+    h->shot_path = copy;
+    return true;
+}
+
+int q_host_key_lookup(const char *name)
+{
+    return q_key_lookup(name);
+}
+
+bool q_host_key_down(const q_host *h, int keycode)
+{
+    return h->window && keycode != 0 && q_window_key_down(h->window, keycode);
+}
+
+void q_host_mouse_position(const q_host *h, double *x, double *y)
+{
+    *x = *y = 0.0;
+    if (h->window)
+        q_window_mouse_position(h->window, x, y);
+}
+
+int q_host_fps(const q_host *h)
+{
+    double sum = 0.0;
+    for (int i = 0; i < h->dt_count; i++)
+        sum += h->dts[i];
+    if (h->dt_count == 0 || sum <= 0.0)
+        return 0;
+    return (int)lround((double)h->dt_count / sum);
+}

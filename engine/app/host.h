@@ -1,0 +1,69 @@
+/* The host program: one Lua state running a script with LÖVE-style
+ * callbacks, in an SDL window or headless, with hot reload of the script.
+ *
+ * Frame order: input events -> hot-reload check -> update(dt) -> clear ->
+ * draw() -> screenshots -> present. Headless, dt is exactly 1/60 and nothing
+ * touches SDL or GL; in a window dt is measured (vsync paced) and clamped to
+ * 0.25 s so that a stall does not hand the world a huge step.
+ *
+ * The second half of this header is what bindings/graphics.c uses to reach
+ * the host's state; `q_host` stays opaque to it.
+ */
+#ifndef Q_APP_HOST_H
+#define Q_APP_HOST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "render/render.h"
+
+typedef struct q_host_options {
+    const char *exe;          /* argv[0], used to find <repo>/scripts */
+    const char *script;       /* main script path; required */
+    int script_argc;          /* arguments after the script, passed to load(args) */
+    char **script_argv;
+    bool headless;            /* no window, no GL, no SDL video */
+    long frames;              /* quit after this many frames; 0 = run until quit */
+    const char *screenshot;   /* write the last frame here (PNG, or PPM for .ppm); window only */
+} q_host_options;
+
+/* Runs the script until it quits; returns the process exit status:
+ * 0 normal end (errors inside callbacks are reported but not fatal),
+ * 1 the script, the window or the screenshot could not be loaded/made. */
+int q_host_run(const q_host_options *options);
+
+/* ---- host state for the Lua bindings ---- */
+
+typedef struct q_host q_host;
+
+bool q_host_headless(const q_host *h);
+
+/* Mutable state read by the renderer each frame. Callers validate values:
+ * colour components in [0, 1]; camera as documented in render.h. */
+float *q_host_clear_color(q_host *h);   /* rgba[4] each frame starts with; default opaque black */
+q_camera *q_host_camera(q_host *h);
+q_debug_flags *q_host_debug_flags(q_host *h);
+
+/* Clears the frame being drawn to rgba (in [0, 1]) now; nothing headless. */
+void q_host_clear(q_host *h, const float rgba[4]);
+
+/* Asks for the current frame, as drawn when the frame ends, to be written to
+ * path (PNG, or PPM when the path ends in .ppm). The file is opened now so a
+ * bad path fails here. Returns false with a message when headless, when a
+ * screenshot is already pending this frame, or when the file cannot be opened. */
+bool q_host_request_screenshot(q_host *h, const char *path, char *err, size_t err_size);
+
+/* Keycode for a key name as given to keypressed ("a", "space", "left shift"),
+ * any case; 0 if no such key. */
+int q_host_key_lookup(const char *name);
+/* Whether the key is held; always false headless. */
+bool q_host_key_down(const q_host *h, int keycode);
+
+/* Mouse position in window coordinates; (0, 0) headless. */
+void q_host_mouse_position(const q_host *h, double *x, double *y);
+
+/* Frames per second over the last (up to) 60 frames, from their dt, rounded;
+ * exactly 60 headless; 0 before the first frame. */
+int q_host_fps(const q_host *h);
+
+#endif

@@ -1,0 +1,134 @@
+/* quarry: command line of the host program.
+ *
+ *   quarry [options] script.lua [args]
+ *
+ * Options stop at the script name (or at "--"); what follows belongs to the
+ * script. Usage errors exit with status 2.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/host.h"
+
+#define EXIT_USAGE 2
+
+static void print_usage(FILE *out)
+{
+    fputs("Usage: quarry [options] script.lua [args...]\n"
+          "Runs a Lua script with the Quarry engine. The script defines LOVE-style\n"
+          "callbacks on the module table (local quarry = require \"quarry\"):\n"
+          "  quarry.load(args) quarry.update(dt) quarry.draw() quarry.keypressed(key)\n"
+          "  quarry.keyreleased(key) quarry.mousepressed(x, y, button)\n"
+          "  quarry.mousereleased(x, y, button) quarry.mousemoved(x, y, dx, dy)\n"
+          "  quarry.wheelmoved(dx, dy) quarry.quit()\n"
+          "Saving the script while it runs reloads it; globals and worlds survive.\n"
+          "\n"
+          "Options:\n"
+          "  --headless         no window, no OpenGL; dt is exactly 1/60\n"
+          "  --frames N         quit after N frames (N >= 1)\n"
+          "  --screenshot FILE  write the last frame to FILE: PNG, or binary PPM when\n"
+          "                     FILE ends in .ppm (needs a window; SDL_VIDEODRIVER=offscreen\n"
+          "                     works without a display)\n"
+          "  -h, --help         show this help and exit\n"
+          "  --                 end of options\n"
+          "\n"
+          "Arguments after the script go to quarry.load(args) and the global arg\n"
+          "(arg[0] is the script). Escape or closing the window calls quarry.quit().\n"
+          "Exit status: 0 normal end, 1 the script or the window failed to start,\n"
+          "2 bad command line.\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *detail)
+{
+    fputs("quarry: ", stderr);
+    fprintf(stderr, fmt, detail);
+    fputs("\nTry 'quarry --help' for more information.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* Strict positive integer: digits only, no sign, no overflow. */
+static bool parse_frames(const char *s, long *out)
+{
+    if (!s[0])
+        return false;
+    for (const char *p = s; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    errno = 0;
+    long v = strtol(s, NULL, 10);
+    if (errno == ERANGE || v < 1)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* For "--name VALUE" and "--name=VALUE": sets *value and advances *i, or
+ * returns false when the value is missing. */
+static bool option_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    if (arg[n] == '=') {
+        *value = arg + n + 1;
+        return true;
+    }
+    if (*i + 1 >= argc)
+        return false;
+    *value = argv[++*i];
+    return true;
+}
+
+static bool is_option(const char *arg, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(arg, name, n) == 0 && (arg[n] == '\0' || arg[n] == '=');
+}
+
+int main(int argc, char **argv)
+{
+    q_host_options opt = {0};
+    opt.exe = argc > 0 ? argv[0] : "quarry";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strcmp(arg, "--") == 0) {
+            i++;
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0')
+            break;
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            print_usage(stdout);
+            return 0;
+        } else if (strcmp(arg, "--headless") == 0) {
+            opt.headless = true;
+        } else if (is_option(arg, "--frames")) {
+            const char *value;
+            if (!option_value(argc, argv, &i, "--frames", &value))
+                return usage_error("%s needs a number of frames", "--frames");
+            if (!parse_frames(value, &opt.frames))
+                return usage_error("--frames needs a whole number >= 1, got '%s'", value);
+        } else if (is_option(arg, "--screenshot")) {
+            const char *value;
+            if (!option_value(argc, argv, &i, "--screenshot", &value) || !value[0])
+                return usage_error("%s needs a file name", "--screenshot");
+            opt.screenshot = value;
+        } else {
+            return usage_error("unknown option '%s' (valid: --headless, --frames N, "
+                               "--screenshot FILE, --help)", arg);
+        }
+    }
+    if (i >= argc)
+        return usage_error("%s", "no script given");
+    if (opt.screenshot && opt.headless)
+        return usage_error("%s needs a window; it cannot be used with --headless", "--screenshot");
+    opt.script = argv[i];
+    opt.script_argc = argc - i - 1;
+    opt.script_argv = argv + i + 1;
+    return q_host_run(&opt);
+}
