@@ -20,7 +20,8 @@ LDFLAGS := $(EXTRA_LDFLAGS)
 LIBS    := -lzstd -lpthread -lm
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libcglm-dev \
-                python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev
+                python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev \
+                libgl1-mesa-dri
 BENCH_PACKAGES :=
 
 ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c)
@@ -68,7 +69,7 @@ $(BUILD)/quarry: $(HOST_OBJ) $(MODULE_OBJ) $(BUILD)/libquarry.a
 	  $(shell pkg-config --libs lua5.4 sdl2) -ldl $(LIBS)
 
 # glad: the GL 4.5 core loader, generated offline from python3-glad's bundled spec.
-$(GLAD_C) $(GLAD_H): | deps
+$(GLAD_C) $(GLAD_H) &: | deps
 	@rm -rf $(BUILD)/glad
 	glad --reproducible --quiet --api gl:core=4.5 --out-path $(BUILD)/glad c
 $(BUILD)/obj/glad/gl.o: $(GLAD_C)
