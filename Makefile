@@ -24,7 +24,7 @@ DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libc
                 libgl1-mesa-dri
 BENCH_PACKAGES :=
 
-ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c)
+ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c engine/mesh/*.c)
 HOST_SRC   := $(wildcard engine/app/*.c engine/render/*.c)
 HOST_BIND  := bindings/graphics.c
 MODULE_SRC := $(filter-out $(HOST_BIND),$(wildcard bindings/*.c))

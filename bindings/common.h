@@ -54,6 +54,10 @@ void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const
 int ql_open_vec(lua_State *L);      /* pushes vec3 function and quat table */
 int ql_open_material(lua_State *L);
 int ql_open_world(lua_State *L);
+int ql_open_mesh(lua_State *L);   /* quarry.mesh and the Mesh class */
+struct q_mesh;
+/* Pushes a Mesh userdata that takes ownership of m. */
+void ql_push_mesh(lua_State *L, struct q_mesh *m);
 void ql_open_terrain(lua_State *L); /* registers the Terrain class only */
 void ql_push_test_hooks(lua_State *L); /* quarry._test: hooks for specs, not API */
 

@@ -3,6 +3,7 @@
  *   quarry.vec3, quarry.quat      (vec.c)
  *   quarry.material               (material.c)
  *   quarry.world                  (world.c; Terrain in terrain.c)
+ *   quarry.mesh                   (mesh.c: the Mesh type)
  *   quarry.version                the module's version string
  *   quarry._test                  hooks for specs; not part of the API
  *
@@ -31,6 +32,8 @@ int luaopen_quarry(lua_State *L)
     lua_setfield(L, -2, "material");
     ql_open_world(L);
     lua_setfield(L, -2, "world");
+    ql_open_mesh(L);
+    lua_setfield(L, -2, "mesh");
     ql_push_test_hooks(L);
     lua_setfield(L, -2, "_test");
     lua_pushliteral(L, QUARRY_VERSION);

@@ -9,6 +9,9 @@
  */
 #include "common.h"
 
+#include "core/alloc.h"
+#include "mesh/dc.h"
+#include "mesh/mesh.h"
 #include "voxel/material.h"
 #include "world/world.h"
 
@@ -413,6 +416,57 @@ static int terrain_changes_since(lua_State *L)
     return 2;
 }
 
+/* mesh(min, max [, {lod = 0, surface = "solid" | "water"}]) -> Mesh in world
+ * units: the triangles of the edges owned by the voxel box (see mesh/dc.h). */
+static int terrain_mesh(lua_State *L)
+{
+    terrain_ref r = check_terrain(L);
+    q_box b = check_box(L, 2);
+    q_surface surface = Q_SURFACE_SOLID;
+    if (!lua_isnoneornil(L, 4)) {
+        static const char *const fields[] = {"lod", "surface", NULL};
+        static const char *const surfaces[] = {"solid", "water", NULL};
+        ql_check_fields(L, 4, fields);
+        lua_Integer lod;
+        if (ql_field_integer(L, 4, 3, "lod", &lod) && lod != 0)
+            return luaL_argerror(L, 4, "field 'lod' must be 0 (clipmap LOD meshes come from world:lod_mesh)");
+        int s = ql_field_option(L, 4, 3, "surface", surfaces);
+        if (s >= 0)
+            surface = (q_surface)s;
+    }
+    if (q_box_volume(b) > Q_DC_MAX_SAMPLES)
+        return luaL_argerror(L, 3, lua_pushfstring(L, "box holds more than %I voxels (mesh it in parts)",
+                                                   (lua_Integer)Q_DC_MAX_SAMPLES));
+    size_t nv = q_dc_vertex_bound(b), ni = q_dc_index_bound(b);
+    size_t bytes = nv * (6 * sizeof(float) + 1) + ni * sizeof(uint32_t);
+    unsigned char *mem = q_alloc(bytes ? bytes : 1);
+    if (!mem)
+        return luaL_error(L, "out of memory");
+    q_dc_output out = {0};
+    out.positions = (float *)mem;
+    out.normals = out.positions + 3 * nv;
+    out.indices = (uint32_t *)(out.normals + 3 * nv);
+    out.materials = (uint8_t *)(out.indices + ni);
+    out.vertex_capacity = nv;
+    out.index_capacity = ni;
+    char err[256];
+    q_status st = q_dc_mesh(r.t, b, surface, (float)r.voxel_size, &out, NULL, err, sizeof err);
+    q_mesh *m = st == Q_OK ? q_mesh_create(out.vertex_count, out.index_count, true, true) : NULL;
+    if (m) {
+        memcpy(m->positions, out.positions, out.vertex_count * 3 * sizeof(float));
+        memcpy(m->normals, out.normals, out.vertex_count * 3 * sizeof(float));
+        memcpy(m->materials, out.materials, out.vertex_count);
+        memcpy(m->indices, out.indices, out.index_count * sizeof(uint32_t));
+    }
+    q_free(mem, bytes ? bytes : 1);
+    if (st != Q_OK)
+        return luaL_error(L, "%s", err);
+    if (!m)
+        return luaL_error(L, "out of memory");
+    ql_push_mesh(L, m);
+    return 1;
+}
+
 static int terrain_tostring(lua_State *L)
 {
     lterrain *u = luaL_checkudata(L, 1, QL_TERRAIN);
@@ -438,6 +492,7 @@ void ql_open_terrain(lua_State *L)
                                        {"bounds", terrain_bounds},
                                        {"version", terrain_version},
                                        {"changes_since", terrain_changes_since},
+                                       {"mesh", terrain_mesh},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__tostring", terrain_tostring}, {NULL, NULL}};
     ql_new_class(L, QL_TERRAIN, methods, meta);

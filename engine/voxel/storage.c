@@ -407,11 +407,20 @@ q_status q_terrain_set_chunk(q_terrain *t, int32_t cx, int32_t cy, int32_t cz, c
 
 void q_terrain_clear(q_terrain *t)
 {
-    q_box b;
-    if (!q_terrain_bounds(t, &b))
+    if (t->chunks.count == 0)
         return;
-    for (size_t i = 0; i < t->chunks.count; i++)
+    /* The logged box is the union of the stored chunks: as good as the tight
+     * bounds for consumers, without scanning every voxel. */
+    q_box b;
+    for (size_t i = 0; i < t->chunks.count; i++) {
+        const q_chunk *c = &t->chunks.data[i];
+        int32_t base[3] = {c->cx * Q_CHUNK_SIZE, c->cy * Q_CHUNK_SIZE, c->cz * Q_CHUNK_SIZE};
+        for (int a = 0; a < 3; a++) {
+            b.min[a] = i == 0 || base[a] < b.min[a] ? base[a] : b.min[a];
+            b.max[a] = i == 0 || base[a] + Q_CHUNK_SIZE > b.max[a] ? base[a] + Q_CHUNK_SIZE : b.max[a];
+        }
         free_chunk_voxels(&t->chunks.data[i]);
+    }
     t->chunks.count = 0;
     q_hashmap_clear(&t->index);
     q_terrain_log_change(t, b);

@@ -1,0 +1,283 @@
+/* quarry.mesh and the Mesh type (API.md, Meshes and geometry).
+ *
+ * A Mesh userdata owns an engine q_mesh (a value, not part of any world, so
+ * it holds the pointer itself; __gc frees it once). Lua sees 1-based indices.
+ *   quarry.mesh.new{vertices = {...}, indices = {...}}  flat or nested arrays
+ *   m:vertex_count() m:triangle_count() m:vertices() m:indices() m:normals()
+ *   m:materials() m:bounds() m:volume() m:area() m:is_closed() m:save(path)
+ */
+#include "common.h"
+
+#include "mesh/dc.h"
+#include "mesh/mesh.h"
+#include "voxel/material.h"
+
+#include <math.h>
+#include <string.h>
+
+#define QL_MESH "quarry.Mesh"
+
+typedef struct lmesh {
+    q_mesh *m;
+} lmesh;
+
+void ql_push_mesh(lua_State *L, struct q_mesh *m)
+{
+    lmesh *u = lua_newuserdatauv(L, sizeof *u, 0);
+    u->m = m;
+    luaL_setmetatable(L, QL_MESH);
+}
+
+static q_mesh *check_mesh(lua_State *L, int idx)
+{
+    lmesh *u = luaL_checkudata(L, idx, QL_MESH);
+    return u->m;
+}
+
+/* Reads a flat ({x1, y1, z1, x2, ...}) or nested ({{x, y, z}, ...} or Vec3s)
+ * coordinate array at idx into a Lua-owned buffer; returns the vertex count. */
+static size_t read_vertices(lua_State *L, int idx, float **out)
+{
+    lua_Integer n = luaL_len(L, idx);
+    if (n == 0) {
+        *out = NULL;
+        return 0;
+    }
+    bool nested = lua_rawgeti(L, idx, 1) != LUA_TNUMBER;
+    lua_pop(L, 1);
+    if (!nested && n % 3)
+        luaL_argerror(L, 1, "field 'vertices' as a flat array needs 3 numbers per vertex");
+    size_t count = nested ? (size_t)n : (size_t)n / 3;
+    if (count > (1u << 26))
+        luaL_argerror(L, 1, "field 'vertices' holds too many vertices");
+    float *v = lua_newuserdatauv(L, count * 3 * sizeof(float), 0);
+    for (size_t i = 0; i < count; i++) {
+        double p[3];
+        if (nested) {
+            lua_rawgeti(L, idx, (lua_Integer)i + 1);
+            if (!ql_to_vec3(L, -1, p))
+                luaL_argerror(L, 1, lua_pushfstring(L, "vertices[%I] is not a point", (lua_Integer)i + 1));
+            lua_pop(L, 1);
+        } else {
+            for (int a = 0; a < 3; a++) {
+                lua_rawgeti(L, idx, (lua_Integer)(3 * i + a) + 1);
+                int isnum = 0;
+                p[a] = lua_tonumberx(L, -1, &isnum);
+                lua_pop(L, 1);
+                if (!isnum)
+                    luaL_argerror(L, 1, lua_pushfstring(L, "vertices[%I] is not a number", (lua_Integer)(3 * i + a) + 1));
+            }
+        }
+        for (int a = 0; a < 3; a++) {
+            if (!isfinite(p[a]) || fabs(p[a]) > 1e30)
+                luaL_argerror(L, 1, lua_pushfstring(L, "vertex %I has a non-finite coordinate", (lua_Integer)i + 1));
+            v[3 * i + a] = (float)p[a];
+        }
+    }
+    *out = v;
+    return count;
+}
+
+static size_t read_indices(lua_State *L, int idx, size_t nvert, uint32_t **out)
+{
+    lua_Integer n = luaL_len(L, idx);
+    bool nested = n > 0 && lua_rawgeti(L, idx, 1) == LUA_TTABLE;
+    if (n > 0)
+        lua_pop(L, 1);
+    size_t count = nested ? (size_t)n * 3 : (size_t)n;
+    if (count % 3)
+        luaL_argerror(L, 1, "field 'indices' needs 3 indices per triangle");
+    if (count > (1u << 28))
+        luaL_argerror(L, 1, "field 'indices' holds too many triangles");
+    uint32_t *ix = lua_newuserdatauv(L, (count ? count : 1) * sizeof(uint32_t), 0);
+    for (size_t i = 0; i < count; i++) {
+        if (nested) {
+            lua_rawgeti(L, idx, (lua_Integer)(i / 3) + 1);
+            if (!lua_istable(L, -1))
+                luaL_argerror(L, 1, lua_pushfstring(L, "indices[%I] is not a triangle", (lua_Integer)(i / 3) + 1));
+            lua_rawgeti(L, -1, (lua_Integer)(i % 3) + 1);
+        } else {
+            lua_rawgeti(L, idx, (lua_Integer)i + 1);
+        }
+        int isint = 0;
+        lua_Integer k = lua_tointegerx(L, -1, &isint);
+        lua_pop(L, nested ? 2 : 1);
+        if (!isint || k < 1 || (size_t)k > nvert)
+            luaL_argerror(L, 1, lua_pushfstring(L, "index %I must be an integer in 1..%I", (lua_Integer)i + 1,
+                                                (lua_Integer)nvert));
+        ix[i] = (uint32_t)(k - 1);
+    }
+    *out = ix;
+    return count;
+}
+
+static int mesh_new(lua_State *L)
+{
+    static const char *const fields[] = {"vertices", "indices", NULL};
+    ql_check_fields(L, 1, fields);
+    if (lua_getfield(L, 1, "vertices") != LUA_TTABLE)
+        return luaL_argerror(L, 1, "field 'vertices' must be an array");
+    if (lua_getfield(L, 1, "indices") != LUA_TTABLE)
+        return luaL_argerror(L, 1, "field 'indices' must be an array");
+    float *v;
+    uint32_t *ix;
+    size_t nv = read_vertices(L, 2, &v);
+    size_t ni = read_indices(L, 3, nv, &ix);
+    q_mesh *m = q_mesh_create(nv, ni, false, false);
+    if (!m)
+        return luaL_error(L, "out of memory");
+    if (nv)
+        memcpy(m->positions, v, nv * 3 * sizeof(float));
+    if (ni)
+        memcpy(m->indices, ix, ni * sizeof(uint32_t));
+    ql_push_mesh(L, m);
+    return 1;
+}
+
+static int mesh_vertex_count(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)check_mesh(L, 1)->vertex_count);
+    return 1;
+}
+
+static int mesh_triangle_count(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)(check_mesh(L, 1)->index_count / 3));
+    return 1;
+}
+
+static int mesh_vertices(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    lua_createtable(L, (int)m->vertex_count, 0);
+    for (size_t i = 0; i < m->vertex_count; i++) {
+        const float *p = m->positions + 3 * i;
+        ql_push_vec3(L, (double[3]){p[0], p[1], p[2]});
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int mesh_normals(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    if (!m->normals) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_createtable(L, (int)m->vertex_count, 0);
+    for (size_t i = 0; i < m->vertex_count; i++) {
+        const float *p = m->normals + 3 * i;
+        ql_push_vec3(L, (double[3]){p[0], p[1], p[2]});
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int mesh_materials(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    if (!m->materials) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_createtable(L, (int)m->vertex_count, 0);
+    for (size_t i = 0; i < m->vertex_count; i++) {
+        const q_material *mat = q_material_get(m->materials[i]);
+        lua_pushstring(L, mat ? mat->name : "air");
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int mesh_indices(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    lua_createtable(L, (int)m->index_count, 0);
+    for (size_t i = 0; i < m->index_count; i++) {
+        lua_pushinteger(L, (lua_Integer)m->indices[i] + 1);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int mesh_bounds(lua_State *L)
+{
+    double mn[3], mx[3];
+    if (!q_mesh_bounds(check_mesh(L, 1), mn, mx)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    ql_push_vec3(L, mn);
+    ql_push_vec3(L, mx);
+    return 2;
+}
+
+static int mesh_volume(lua_State *L)
+{
+    lua_pushnumber(L, q_mesh_volume(check_mesh(L, 1)));
+    return 1;
+}
+
+static int mesh_area(lua_State *L)
+{
+    lua_pushnumber(L, q_mesh_area(check_mesh(L, 1)));
+    return 1;
+}
+
+static int mesh_is_closed(lua_State *L)
+{
+    lua_pushboolean(L, q_mesh_is_closed(check_mesh(L, 1)));
+    return 1;
+}
+
+static int mesh_save(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    char err[512];
+    if (q_mesh_save_obj(m, path, err, sizeof err) != Q_OK) {
+        luaL_pushfail(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int mesh_gc(lua_State *L)
+{
+    lmesh *u = luaL_checkudata(L, 1, QL_MESH);
+    q_mesh_destroy(u->m);
+    u->m = NULL;
+    return 0;
+}
+
+static int mesh_tostring(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    lua_pushfstring(L, "Mesh (%I vertices, %I triangles)", (lua_Integer)m->vertex_count,
+                    (lua_Integer)(m->index_count / 3));
+    return 1;
+}
+
+int ql_open_mesh(lua_State *L)
+{
+    static const luaL_Reg methods[] = {{"vertex_count", mesh_vertex_count},
+                                       {"triangle_count", mesh_triangle_count},
+                                       {"vertices", mesh_vertices},
+                                       {"normals", mesh_normals},
+                                       {"materials", mesh_materials},
+                                       {"indices", mesh_indices},
+                                       {"bounds", mesh_bounds},
+                                       {"volume", mesh_volume},
+                                       {"area", mesh_area},
+                                       {"is_closed", mesh_is_closed},
+                                       {"save", mesh_save},
+                                       {NULL, NULL}};
+    static const luaL_Reg meta[] = {{"__gc", mesh_gc}, {"__tostring", mesh_tostring}, {NULL, NULL}};
+    ql_new_class(L, QL_MESH, methods, meta);
+    static const luaL_Reg funcs[] = {{"new", mesh_new}, {NULL, NULL}};
+    luaL_newlib(L, funcs);
+    return 1;
+}

@@ -1,0 +1,309 @@
+/* Dual contouring: see dc.h for the model and the ownership rule.
+ *
+ * Normals. The outward normal at a crossing is minus the density gradient.
+ * Along the edge we use the edge's own difference d(b) - d(a); across it,
+ * central differences at both ends interpolated to the crossing. One rule
+ * keeps voxel-aligned shapes sharp: when three samples in a row along an axis
+ * are all exactly empty or full, the field carries no information about the
+ * surface's slope along that axis (it is a step, i.e. the surface is aligned
+ * with the grid there), so that component is zero rather than the central
+ * difference's 1/2, which would bevel every corner. Anti-aliased shapes have
+ * fractional occupancies near their surface and get ordinary central
+ * differences: smooth where the voxels are smooth, sharp where they are sharp.
+ *
+ * Layout. The samples of the box grown by two on every side are read once
+ * (crossings use samples one beyond the cells, gradients one beyond that).
+ * Vertices are made lazily, the first time a quad needs them, and cached per
+ * cell, so a box only outputs vertices its own quads use.
+ */
+#include "mesh/dc.h"
+
+#include "core/alloc.h"
+#include "mesh/qef.h"
+#include "voxel/material.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { OUTSIDE = 0, INSIDE = 1, BLOCKER = 2 };
+
+typedef struct dc_ctx {
+    q_box box;
+    int32_t rmin[3];    /* first sample of the read region (box.min - 2) */
+    int64_t rn[3];      /* read region size */
+    int64_t sy, sz;     /* strides of the read region */
+    uint8_t *mat, *occ; /* read region */
+    float *density;     /* per sample, for the surface being meshed */
+    uint8_t *cls;       /* OUTSIDE / INSIDE / BLOCKER */
+    int32_t *cell_vertex; /* cells [box.min - 1, box.max): -1 = not made yet */
+    int64_t cn[3];
+    q_surface surface;
+    float scale;
+    q_dc_output *out;
+    bool full;
+    bool liquid[Q_MATERIAL_MAX];
+} dc_ctx;
+
+static size_t box_samples(q_box b, int grow)
+{
+    size_t n = 1;
+    for (int a = 0; a < 3; a++)
+        n *= (size_t)((int64_t)b.max[a] - b.min[a] + 2 * grow);
+    return n;
+}
+
+size_t q_dc_vertex_bound(q_box box)
+{
+    if (box_samples(box, 0) == 0)
+        return 0;
+    size_t c = 1; /* one vertex per cell of [min - 1, max) at most */
+    for (int a = 0; a < 3; a++)
+        c *= (size_t)((int64_t)box.max[a] - box.min[a] + 1);
+    return c;
+}
+
+size_t q_dc_index_bound(q_box box)
+{
+    return box_samples(box, 0) * 3 * 6;
+}
+
+size_t q_dc_scratch_bytes(q_box box)
+{
+    size_t r = box_samples(box, 2);
+    size_t c = 1;
+    for (int a = 0; a < 3; a++)
+        c *= (size_t)((int64_t)box.max[a] - box.min[a] + 1);
+    return r * (2 + sizeof(float) + 1) + c * sizeof(int32_t) + 64;
+}
+
+static inline int64_t sample_index(const dc_ctx *c, int64_t x, int64_t y, int64_t z)
+{
+    return (x - c->rmin[0]) + (y - c->rmin[1]) * c->sy + (z - c->rmin[2]) * c->sz;
+}
+
+/* Density gradient component at sample s along the axis with stride st. */
+static inline double gradient(const dc_ctx *c, int64_t s, int64_t st)
+{
+    float lo = c->density[s - st], mid = c->density[s], hi = c->density[s + st];
+    bool step = (lo == 0.0f || lo == 1.0f) && (mid == 0.0f || mid == 1.0f) && (hi == 0.0f || hi == 1.0f);
+    return step ? 0.0 : 0.5 * ((double)hi - lo);
+}
+
+/* Corner k of a cell: bit 0 -> +x, bit 1 -> +y, bit 2 -> +z. */
+static const int EDGE_CORNERS[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, /* along x */
+                                        {0, 2}, {1, 3}, {4, 6}, {5, 7}, /* along y */
+                                        {0, 4}, {1, 5}, {2, 6}, {3, 7}}; /* along z */
+
+static int32_t make_vertex(dc_ctx *c, int64_t x, int64_t y, int64_t z)
+{
+    int64_t ci = (x - (c->box.min[0] - 1)) + c->cn[0] * ((y - (c->box.min[1] - 1)) + c->cn[1] * (z - (c->box.min[2] - 1)));
+    if (c->cell_vertex[ci] >= 0)
+        return c->cell_vertex[ci];
+    const int64_t st[3] = {1, c->sy, c->sz};
+    int64_t corner[8];
+    for (int k = 0; k < 8; k++)
+        corner[k] = sample_index(c, x + (k & 1), y + ((k >> 1) & 1), z + ((k >> 2) & 1));
+
+    q_qef qef;
+    q_qef_clear(&qef);
+    double nsum[3] = {0, 0, 0};
+    for (int e = 0; e < 12; e++) {
+        int ka = EDGE_CORNERS[e][0], kb = EDGE_CORNERS[e][1];
+        int64_t a = corner[ka], b = corner[kb];
+        uint8_t ca = c->cls[a], cb = c->cls[b];
+        if (!((ca == INSIDE && cb == OUTSIDE) || (ca == OUTSIDE && cb == INSIDE)))
+            continue;
+        int axis = e / 4;
+        double da = c->density[a], db = c->density[b];
+        double t = (da - 0.5) / (da - db);
+        /* crossing, relative to the cell's first corner sample */
+        double p[3] = {(double)(ka & 1), (double)((ka >> 1) & 1), (double)((ka >> 2) & 1)};
+        p[axis] += t;
+        double g[3];
+        for (int k = 0; k < 3; k++) {
+            if (k == axis)
+                g[k] = db - da;
+            else
+                g[k] = (1 - t) * gradient(c, a, st[k]) + t * gradient(c, b, st[k]);
+        }
+        double len = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+        double n[3] = {-g[0] / len, -g[1] / len, -g[2] / len};
+        q_qef_add(&qef, p, n);
+        for (int k = 0; k < 3; k++)
+            nsum[k] += n[k];
+    }
+    double v[3];
+    q_qef_solve(&qef, v);
+    size_t id = c->out->vertex_count++;
+    float *pos = c->out->positions + 3 * id;
+    const int64_t cell[3] = {x, y, z};
+    for (int k = 0; k < 3; k++) {
+        /* The vertex stays in its cell: QEF minimisers of nearly parallel
+         * planes can run far away, and the cell bound is what keeps the
+         * mesh free of fold-overs between neighbouring cells. */
+        double l = v[k] < 0 ? 0 : v[k] > 1 ? 1 : v[k];
+        pos[k] = (float)(((double)cell[k] + 0.5 + l) * c->scale);
+    }
+    if (c->out->normals) {
+        double len = sqrt(nsum[0] * nsum[0] + nsum[1] * nsum[1] + nsum[2] * nsum[2]);
+        for (int k = 0; k < 3; k++)
+            c->out->normals[3 * id + k] = len > 0 ? (float)(nsum[k] / len) : 0.0f;
+    }
+    if (c->out->materials) {
+        /* Dominant material among the inside corners, by occupancy. */
+        int best = -1, best_w = -1;
+        for (int k = 0; k < 8; k++) {
+            if (c->cls[corner[k]] != INSIDE)
+                continue;
+            int m = c->mat[corner[k]], w = 0;
+            for (int j = 0; j < 8; j++)
+                if (c->cls[corner[j]] == INSIDE && c->mat[corner[j]] == m)
+                    w += c->occ[corner[j]];
+            if (w > best_w || (w == best_w && m < best)) {
+                best = m;
+                best_w = w;
+            }
+        }
+        c->out->materials[id] = (uint8_t)(best < 0 ? 0 : best);
+    }
+    c->cell_vertex[ci] = (int32_t)id;
+    return (int32_t)id;
+}
+
+static float dist2(const float *a, const float *b)
+{
+    float dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+    return dx * dx + dy * dy + dz * dz;
+}
+
+/* The quad of the edge from sample p along axis a. */
+static void emit_quad(dc_ctx *c, const int64_t p[3], int a, bool outward_positive)
+{
+    if (c->full)
+        return;
+    if (c->out->vertex_count + 4 > c->out->vertex_capacity || c->out->index_count + 6 > c->out->index_capacity) {
+        c->full = true;
+        return;
+    }
+    int b = (a + 1) % 3, d = (a + 2) % 3;
+    static const int AROUND[4][2] = {{-1, -1}, {0, -1}, {0, 0}, {-1, 0}}; /* (b, d) offsets, CCW seen from +a */
+    uint32_t v[4];
+    for (int k = 0; k < 4; k++) {
+        int64_t q[3] = {p[0], p[1], p[2]};
+        q[b] += AROUND[k][0];
+        q[d] += AROUND[k][1];
+        v[k] = (uint32_t)make_vertex(c, q[0], q[1], q[2]);
+    }
+    if (!outward_positive) {
+        uint32_t s = v[1];
+        v[1] = v[3];
+        v[3] = s;
+    }
+    const float *P = c->out->positions;
+    uint32_t *idx = c->out->indices + c->out->index_count;
+    if (dist2(P + 3 * v[0], P + 3 * v[2]) <= dist2(P + 3 * v[1], P + 3 * v[3])) {
+        uint32_t tri[6] = {v[0], v[1], v[2], v[0], v[2], v[3]};
+        memcpy(idx, tri, sizeof tri);
+    } else {
+        uint32_t tri[6] = {v[0], v[1], v[3], v[1], v[2], v[3]};
+        memcpy(idx, tri, sizeof tri);
+    }
+    c->out->index_count += 6;
+}
+
+q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale, q_dc_output *out,
+                   void *scratch, char *err, size_t errlen)
+{
+    out->vertex_count = out->index_count = 0;
+    for (int a = 0; a < 3; a++) {
+        if (box.min[a] > box.max[a] || box.min[a] < -Q_TERRAIN_LIMIT + 2 || box.max[a] > Q_TERRAIN_LIMIT - 2) {
+            snprintf(err, errlen, "box must satisfy min <= max within +-%d voxels", Q_TERRAIN_LIMIT - 2);
+            return Q_ERR_ARGUMENT;
+        }
+    }
+    if (q_box_volume(box) > Q_DC_MAX_SAMPLES) {
+        snprintf(err, errlen, "box of %llu voxels is over the mesher's limit of %llu",
+                 (unsigned long long)q_box_volume(box), (unsigned long long)Q_DC_MAX_SAMPLES);
+        return Q_ERR_TOO_LARGE;
+    }
+    if (q_box_volume(box) == 0)
+        return Q_OK;
+    if (!(isfinite(scale) && scale > 0)) {
+        snprintf(err, errlen, "scale must be > 0");
+        return Q_ERR_ARGUMENT;
+    }
+
+    dc_ctx c;
+    memset(&c, 0, sizeof c);
+    c.box = box;
+    c.surface = surface;
+    c.scale = scale;
+    c.out = out;
+    q_box region;
+    for (int a = 0; a < 3; a++) {
+        region.min[a] = box.min[a] - 2;
+        region.max[a] = box.max[a] + 2;
+        c.rmin[a] = region.min[a];
+        c.rn[a] = region.max[a] - region.min[a];
+        c.cn[a] = (int64_t)box.max[a] - box.min[a] + 1;
+    }
+    c.sy = c.rn[0];
+    c.sz = c.rn[0] * c.rn[1];
+    size_t nr = (size_t)(c.rn[0] * c.rn[1] * c.rn[2]);
+    size_t ncell = (size_t)(c.cn[0] * c.cn[1] * c.cn[2]);
+    size_t need = q_dc_scratch_bytes(box);
+    unsigned char *mem = scratch ? scratch : q_alloc(need);
+    if (!mem) {
+        snprintf(err, errlen, "out of memory");
+        return Q_ERR_MEMORY;
+    }
+    c.density = (float *)mem; /* floats first: alignment */
+    c.cell_vertex = (int32_t *)(mem + nr * sizeof(float));
+    c.mat = mem + nr * sizeof(float) + ncell * sizeof(int32_t);
+    c.occ = c.mat + nr;
+    c.cls = c.occ + nr;
+
+    q_status st = q_terrain_read(t, region, c.mat, c.occ, err, errlen);
+    if (st == Q_OK) {
+        for (int m = 0; m < q_material_count(); m++)
+            c.liquid[m] = q_material_get(m)->liquid;
+        for (size_t i = 0; i < nr; i++) {
+            bool liquid = c.liquid[c.mat[i]];
+            bool ours = surface == Q_SURFACE_WATER ? liquid : !liquid;
+            float d = ours ? c.occ[i] / 255.0f : 0.0f;
+            c.density[i] = d;
+            if (c.occ[i] >= 128 && ours)
+                c.cls[i] = INSIDE;
+            else if (surface == Q_SURFACE_WATER && !liquid && c.occ[i] >= 128)
+                c.cls[i] = BLOCKER;
+            else
+                c.cls[i] = OUTSIDE;
+        }
+        memset(c.cell_vertex, 0xff, ncell * sizeof(int32_t));
+        const int64_t st3[3] = {1, c.sy, c.sz};
+        for (int64_t z = box.min[2]; z < box.max[2]; z++)
+            for (int64_t y = box.min[1]; y < box.max[1]; y++) {
+                int64_t s = sample_index(&c, box.min[0], y, z);
+                for (int64_t x = box.min[0]; x < box.max[0]; x++, s++) {
+                    uint8_t here = c.cls[s];
+                    for (int a = 0; a < 3; a++) {
+                        uint8_t next = c.cls[s + st3[a]];
+                        if (here == next || here + next != INSIDE + OUTSIDE)
+                            continue;
+                        int64_t p[3] = {x, y, z};
+                        emit_quad(&c, p, a, here == INSIDE);
+                    }
+                }
+            }
+        if (c.full) {
+            snprintf(err, errlen, "output arrays too small (use q_dc_vertex_bound / q_dc_index_bound)");
+            out->vertex_count = out->index_count = 0;
+            st = Q_ERR_MEMORY;
+        }
+    }
+    if (!scratch)
+        q_free(mem, need);
+    return st;
+}
