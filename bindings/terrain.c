@@ -437,20 +437,40 @@ static int terrain_mesh(lua_State *L)
     if (q_box_volume(b) > Q_DC_MAX_SAMPLES)
         return luaL_argerror(L, 3, lua_pushfstring(L, "box holds more than %I voxels (mesh it in parts)",
                                                    (lua_Integer)Q_DC_MAX_SAMPLES));
-    size_t nv = q_dc_vertex_bound(b), ni = q_dc_index_bound(b);
-    size_t bytes = nv * (6 * sizeof(float) + 1) + ni * sizeof(uint32_t);
-    unsigned char *mem = q_alloc(bytes ? bytes : 1);
-    if (!mem)
-        return luaL_error(L, "out of memory");
+    /* Output sized for a surface crossing the box a few times; grown and
+     * retried in the rare case it is too small (never past the bounds). */
+    size_t faces = 0;
+    for (int a = 0; a < 3; a++) {
+        int b1 = (a + 1) % 3, b2 = (a + 2) % 3;
+        faces += (size_t)(b.max[b1] - b.min[b1]) * (size_t)(b.max[b2] - b.min[b2]);
+    }
+    size_t nv = 4 * faces + 1024, ni = 12 * faces + 4096;
     q_dc_output out = {0};
-    out.positions = (float *)mem;
-    out.normals = out.positions + 3 * nv;
-    out.indices = (uint32_t *)(out.normals + 3 * nv);
-    out.materials = (uint8_t *)(out.indices + ni);
-    out.vertex_capacity = nv;
-    out.index_capacity = ni;
+    q_status st;
     char err[256];
-    q_status st = q_dc_mesh(r.t, b, surface, (float)r.voxel_size, &out, NULL, err, sizeof err);
+    unsigned char *mem = NULL;
+    size_t bytes = 0;
+    for (;;) {
+        nv = nv < q_dc_vertex_bound(b) ? nv : q_dc_vertex_bound(b);
+        ni = ni < q_dc_index_bound(b) ? ni : q_dc_index_bound(b);
+        bytes = nv * (6 * sizeof(float) + 1) + ni * sizeof(uint32_t) + 1;
+        mem = q_alloc(bytes);
+        if (!mem)
+            return luaL_error(L, "out of memory");
+        out = (q_dc_output){0};
+        out.positions = (float *)mem;
+        out.normals = out.positions + 3 * nv;
+        out.indices = (uint32_t *)(out.normals + 3 * nv);
+        out.materials = (uint8_t *)(out.indices + ni);
+        out.vertex_capacity = nv;
+        out.index_capacity = ni;
+        st = q_dc_mesh(r.t, b, surface, (float)r.voxel_size, &out, NULL, err, sizeof err);
+        if (st != Q_ERR_OUTPUT)
+            break;
+        q_free(mem, bytes);
+        nv *= 4;
+        ni *= 4;
+    }
     q_mesh *m = st == Q_OK ? q_mesh_create(out.vertex_count, out.index_count, true, true) : NULL;
     if (m) {
         memcpy(m->positions, out.positions, out.vertex_count * 3 * sizeof(float));
@@ -458,7 +478,7 @@ static int terrain_mesh(lua_State *L)
         memcpy(m->materials, out.materials, out.vertex_count);
         memcpy(m->indices, out.indices, out.index_count * sizeof(uint32_t));
     }
-    q_free(mem, bytes ? bytes : 1);
+    q_free(mem, bytes);
     if (st != Q_OK)
         return luaL_error(L, "%s", err);
     if (!m)

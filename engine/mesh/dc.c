@@ -11,6 +11,18 @@
  * fractional occupancies near their surface and get ordinary central
  * differences: smooth where the voxels are smooth, sharp where they are sharp.
  *
+ * Manifold cells. A cell whose corners form more than one surface patch (two
+ * solids touching along a diagonal, a thin wall) gets one vertex per patch,
+ * as in manifold dual contouring (Schaefer, Ju, Warren 2007): the cell's
+ * active edges are grouped by walking each face, where two active edges
+ * belong together when they bound the same run of inside corners. On a face
+ * whose corners alternate (the ambiguous case) both cells sharing the face
+ * make the same decision from the same samples (face_joins_inside), so each
+ * mesh edge is normally shared by exactly two triangles. A saddle that needs
+ * a tunnel through both cells cannot be represented with one vertex per patch
+ * and leaves a doubled edge: rare on generated terrain, never on convex or
+ * anti-aliased shapes (spec/mesh_spec.lua counts it).
+ *
  * Layout. The samples of the box grown by two on every side are read once
  * (crossings use samples one beyond the cells, gradients one beyond that).
  * Vertices are made lazily, the first time a quad needs them, and cached per
@@ -37,7 +49,8 @@ typedef struct dc_ctx {
     uint8_t *mat, *occ; /* read region */
     float *density;     /* per sample, for the surface being meshed */
     uint8_t *cls;       /* OUTSIDE / INSIDE / BLOCKER */
-    int32_t *cell_vertex; /* cells [box.min - 1, box.max): -1 = not made yet */
+    int32_t *cell_first;  /* cells [box.min - 1, box.max): first vertex, -1 = not made yet */
+    uint32_t *cell_map;   /* 2 bits per cell edge: which of the cell's vertices it uses */
     int64_t cn[3];
     q_surface surface;
     float scale;
@@ -58,10 +71,10 @@ size_t q_dc_vertex_bound(q_box box)
 {
     if (box_samples(box, 0) == 0)
         return 0;
-    size_t c = 1; /* one vertex per cell of [min - 1, max) at most */
+    size_t c = 1; /* up to 4 vertices per cell of [min - 1, max), plus slack */
     for (int a = 0; a < 3; a++)
         c *= (size_t)((int64_t)box.max[a] - box.min[a] + 1);
-    return c;
+    return 4 * c + 16;
 }
 
 size_t q_dc_index_bound(q_box box)
@@ -75,7 +88,7 @@ size_t q_dc_scratch_bytes(q_box box)
     size_t c = 1;
     for (int a = 0; a < 3; a++)
         c *= (size_t)((int64_t)box.max[a] - box.min[a] + 1);
-    return r * (2 + sizeof(float) + 1) + c * sizeof(int32_t) + 64;
+    return r * (2 + sizeof(float) + 1) + c * (sizeof(int32_t) + sizeof(uint32_t)) + 64;
 }
 
 static inline int64_t sample_index(const dc_ctx *c, int64_t x, int64_t y, int64_t z)
@@ -96,26 +109,162 @@ static const int EDGE_CORNERS[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, /* along
                                         {0, 2}, {1, 3}, {4, 6}, {5, 7}, /* along y */
                                         {0, 4}, {1, 5}, {2, 6}, {3, 7}}; /* along z */
 
-static int32_t make_vertex(dc_ctx *c, int64_t x, int64_t y, int64_t z)
+/* Edge index joining corners k1 and k2 (which differ in one bit). */
+static int edge_between(int k1, int k2)
+{
+    for (int e = 0; e < 12; e++)
+        if ((EDGE_CORNERS[e][0] == k1 && EDGE_CORNERS[e][1] == k2) ||
+            (EDGE_CORNERS[e][0] == k2 && EDGE_CORNERS[e][1] == k1))
+            return e;
+    return -1;
+}
+
+static int uf_find(int *parent, int i)
+{
+    while (parent[i] != i)
+        i = parent[i] = parent[parent[i]];
+    return i;
+}
+
+static void uf_union(int *parent, int a, int b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a != b)
+        parent[a < b ? b : a] = a < b ? a : b; /* smaller index wins: deterministic */
+}
+
+static inline bool edge_active(uint8_t ca, uint8_t cb)
+{
+    return (ca == INSIDE && cb == OUTSIDE) || (ca == OUTSIDE && cb == INSIDE);
+}
+
+/* Whether corners k1 and k2 (diagonal on a face) are joined by a path of
+ * corners of class `cls_want` along cube edges, within one cell. */
+static bool corners_connected(const uint8_t cls[8], int k1, int k2, uint8_t want)
+{
+    int seen = 1 << k1, stack[8], top = 0;
+    stack[top++] = k1;
+    while (top) {
+        int k = stack[--top];
+        if (k == k2)
+            return true;
+        for (int a = 0; a < 3; a++) {
+            int n = k ^ (1 << a);
+            if (!(seen & (1 << n)) && cls[n] == want) {
+                seen |= 1 << n;
+                stack[top++] = n;
+            }
+        }
+    }
+    return false;
+}
+
+/* Decides an alternating face: true when its inside corners connect across
+ * it. Both cells sharing the face compute this from the same twelve samples
+ * (the face's and both cells' far corners), so they always agree. A pair of
+ * corners already joined through either cell is joined across the face too,
+ * which keeps each cell's patch from crossing the face twice; otherwise the
+ * mean density at the face decides. */
+static bool face_joins_inside(const dc_ctx *c, const int64_t cell[3], int axis, int side, const uint8_t cls[8],
+                              const int ring[4])
+{
+    uint8_t other[8];
+    for (int k = 0; k < 8; k++) {
+        int64_t q[3] = {cell[0] + (k & 1), cell[1] + ((k >> 1) & 1), cell[2] + ((k >> 2) & 1)};
+        q[axis] += side ? 1 : -1;
+        other[k] = c->cls[sample_index(c, q[0], q[1], q[2])];
+    }
+    /* In the neighbour the face has the opposite side bit. */
+    int nring[4];
+    for (int i = 0; i < 4; i++)
+        nring[i] = ring[i] ^ (1 << axis);
+    int in0 = cls[ring[0]] == INSIDE ? 0 : 1; /* ring[in0] and ring[in0 + 2] are inside */
+    if (corners_connected(cls, ring[in0], ring[in0 + 2], INSIDE) ||
+        corners_connected(other, nring[in0], nring[in0 + 2], INSIDE))
+        return true;
+    if (corners_connected(cls, ring[1 - in0], ring[3 - in0], OUTSIDE) ||
+        corners_connected(other, nring[1 - in0], nring[3 - in0], OUTSIDE))
+        return false;
+    double mean = 0;
+    for (int i = 0; i < 4; i++)
+        mean += c->density[sample_index(c, cell[0] + (ring[i] & 1), cell[1] + ((ring[i] >> 1) & 1),
+                                         cell[2] + ((ring[i] >> 2) & 1))];
+    return mean / 4 > 0.5;
+}
+
+/* Makes the vertices of cell (x, y, z), one per surface patch, and returns
+ * the cell's slot in the per-cell tables. */
+static int64_t make_cell(dc_ctx *c, int64_t x, int64_t y, int64_t z)
 {
     int64_t ci = (x - (c->box.min[0] - 1)) + c->cn[0] * ((y - (c->box.min[1] - 1)) + c->cn[1] * (z - (c->box.min[2] - 1)));
-    if (c->cell_vertex[ci] >= 0)
-        return c->cell_vertex[ci];
+    if (c->cell_first[ci] >= 0)
+        return ci;
     const int64_t st[3] = {1, c->sy, c->sz};
     int64_t corner[8];
-    for (int k = 0; k < 8; k++)
+    uint8_t cls[8];
+    for (int k = 0; k < 8; k++) {
         corner[k] = sample_index(c, x + (k & 1), y + ((k >> 1) & 1), z + ((k >> 2) & 1));
+        cls[k] = c->cls[corner[k]];
+    }
 
-    q_qef qef;
-    q_qef_clear(&qef);
-    double nsum[3] = {0, 0, 0};
+    /* Group the active edges into patches, face by face. */
+    int parent[12];
+    for (int e = 0; e < 12; e++)
+        parent[e] = e;
+    for (int axis = 0; axis < 3; axis++)
+        for (int side = 0; side < 2; side++) {
+            int b = (axis + 1) % 3, d = (axis + 2) % 3;
+            int ring[4] = {side << axis, side << axis | 1 << b, side << axis | 1 << b | 1 << d, side << axis | 1 << d};
+            int edges[4];
+            bool active[4];
+            int nactive = 0;
+            for (int i = 0; i < 4; i++) {
+                edges[i] = edge_between(ring[i], ring[(i + 1) % 4]);
+                active[i] = edge_active(cls[ring[i]], cls[ring[(i + 1) % 4]]);
+                nactive += active[i];
+            }
+            if (nactive < 2)
+                continue;
+            /* Runs of this class around the ring are bounded by two edges
+             * that belong to one patch. Normally that class is INSIDE; on an
+             * alternating face whose centre is inside, the outside corners
+             * are the isolated ones. */
+            uint8_t run = INSIDE;
+            if (nactive == 4 && face_joins_inside(c, (const int64_t[3]){x, y, z}, axis, side, cls, ring))
+                run = OUTSIDE;
+            for (int i = 0; i < 4; i++) {
+                if (cls[ring[i]] != run || cls[ring[(i + 3) % 4]] == run)
+                    continue; /* i starts a run */
+                int j = i;
+                while (cls[ring[(j + 1) % 4]] == run)
+                    j = (j + 1) % 4;
+                int before = (i + 3) % 4, after = j; /* edges entering and leaving the run */
+                if (active[before] && active[after])
+                    uf_union(parent, edges[before], edges[after]);
+            }
+        }
+
+    /* One QEF per patch. */
+    q_qef qef[4];
+    double nsum[4][3] = {{0}};
+    int patch_of_root[12], npatch = 0;
+    uint32_t map = 0;
+    for (int e = 0; e < 12; e++)
+        patch_of_root[e] = -1;
     for (int e = 0; e < 12; e++) {
         int ka = EDGE_CORNERS[e][0], kb = EDGE_CORNERS[e][1];
-        int64_t a = corner[ka], b = corner[kb];
-        uint8_t ca = c->cls[a], cb = c->cls[b];
-        if (!((ca == INSIDE && cb == OUTSIDE) || (ca == OUTSIDE && cb == INSIDE)))
+        if (!edge_active(cls[ka], cls[kb]))
             continue;
+        int root = uf_find(parent, e);
+        if (patch_of_root[root] < 0) {
+            patch_of_root[root] = npatch < 4 ? npatch++ : 3; /* MC never has more than 4 */
+            q_qef_clear(&qef[patch_of_root[root]]);
+        }
+        int patch = patch_of_root[root];
+        map |= (uint32_t)patch << (2 * e);
         int axis = e / 4;
+        int64_t a = corner[ka], b = corner[kb];
         double da = c->density[a], db = c->density[b];
         double t = (da - 0.5) / (da - db);
         /* crossing, relative to the cell's first corner sample */
@@ -130,46 +279,64 @@ static int32_t make_vertex(dc_ctx *c, int64_t x, int64_t y, int64_t z)
         }
         double len = sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
         double n[3] = {-g[0] / len, -g[1] / len, -g[2] / len};
-        q_qef_add(&qef, p, n);
+        q_qef_add(&qef[patch], p, n);
         for (int k = 0; k < 3; k++)
-            nsum[k] += n[k];
+            nsum[patch][k] += n[k];
     }
-    double v[3];
-    q_qef_solve(&qef, v);
-    size_t id = c->out->vertex_count++;
-    float *pos = c->out->positions + 3 * id;
-    const int64_t cell[3] = {x, y, z};
-    for (int k = 0; k < 3; k++) {
-        /* The vertex stays in its cell: QEF minimisers of nearly parallel
-         * planes can run far away, and the cell bound is what keeps the
-         * mesh free of fold-overs between neighbouring cells. */
-        double l = v[k] < 0 ? 0 : v[k] > 1 ? 1 : v[k];
-        pos[k] = (float)(((double)cell[k] + 0.5 + l) * c->scale);
-    }
-    if (c->out->normals) {
-        double len = sqrt(nsum[0] * nsum[0] + nsum[1] * nsum[1] + nsum[2] * nsum[2]);
-        for (int k = 0; k < 3; k++)
-            c->out->normals[3 * id + k] = len > 0 ? (float)(nsum[k] / len) : 0.0f;
-    }
+
+    int material = 0;
     if (c->out->materials) {
         /* Dominant material among the inside corners, by occupancy. */
-        int best = -1, best_w = -1;
+        int best_w = -1;
         for (int k = 0; k < 8; k++) {
-            if (c->cls[corner[k]] != INSIDE)
+            if (cls[k] != INSIDE)
                 continue;
             int m = c->mat[corner[k]], w = 0;
             for (int j = 0; j < 8; j++)
-                if (c->cls[corner[j]] == INSIDE && c->mat[corner[j]] == m)
+                if (cls[j] == INSIDE && c->mat[corner[j]] == m)
                     w += c->occ[corner[j]];
-            if (w > best_w || (w == best_w && m < best)) {
-                best = m;
+            if (w > best_w || (w == best_w && m < material)) {
+                material = m;
                 best_w = w;
             }
         }
-        c->out->materials[id] = (uint8_t)(best < 0 ? 0 : best);
     }
-    c->cell_vertex[ci] = (int32_t)id;
-    return (int32_t)id;
+
+    size_t first = c->out->vertex_count;
+    const int64_t cell[3] = {x, y, z};
+    for (int patch = 0; patch < npatch; patch++) {
+        double v[3];
+        q_qef_solve(&qef[patch], v);
+        size_t id = c->out->vertex_count++;
+        float *pos = c->out->positions + 3 * id;
+        for (int k = 0; k < 3; k++) {
+            /* The vertex stays in its cell: QEF minimisers of nearly parallel
+             * planes can run far away, and the cell bound is what keeps the
+             * mesh free of fold-overs between neighbouring cells. */
+            double l = v[k] < 0 ? 0 : v[k] > 1 ? 1 : v[k];
+            pos[k] = (float)(((double)cell[k] + 0.5 + l) * c->scale);
+        }
+        if (c->out->normals) {
+            const double *n = nsum[patch];
+            double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            for (int k = 0; k < 3; k++)
+                c->out->normals[3 * id + k] = len > 0 ? (float)(n[k] / len) : 0.0f;
+        }
+        if (c->out->materials)
+            c->out->materials[id] = (uint8_t)material;
+    }
+    c->cell_first[ci] = (int32_t)first;
+    c->cell_map[ci] = map;
+    return ci;
+}
+
+/* Vertex of cell (x, y, z) used by the cell's edge that starts at local
+ * corner k and runs along axis. */
+static uint32_t edge_vertex(dc_ctx *c, int64_t x, int64_t y, int64_t z, int k, int axis)
+{
+    int64_t ci = make_cell(c, x, y, z);
+    int e = edge_between(k, k | 1 << axis);
+    return (uint32_t)c->cell_first[ci] + ((c->cell_map[ci] >> (2 * e)) & 3u);
 }
 
 static float dist2(const float *a, const float *b)
@@ -183,7 +350,8 @@ static void emit_quad(dc_ctx *c, const int64_t p[3], int a, bool outward_positiv
 {
     if (c->full)
         return;
-    if (c->out->vertex_count + 4 > c->out->vertex_capacity || c->out->index_count + 6 > c->out->index_capacity) {
+    /* up to 4 new cells of up to 4 vertices each */
+    if (c->out->vertex_count + 16 > c->out->vertex_capacity || c->out->index_count + 6 > c->out->index_capacity) {
         c->full = true;
         return;
     }
@@ -194,7 +362,9 @@ static void emit_quad(dc_ctx *c, const int64_t p[3], int a, bool outward_positiv
         int64_t q[3] = {p[0], p[1], p[2]};
         q[b] += AROUND[k][0];
         q[d] += AROUND[k][1];
-        v[k] = (uint32_t)make_vertex(c, q[0], q[1], q[2]);
+        /* the edge starts at local corner (p - q) of cell q */
+        int corner = (int)((p[b] - q[b]) << b | (p[d] - q[d]) << d);
+        v[k] = edge_vertex(c, q[0], q[1], q[2], corner, a);
     }
     if (!outward_positive) {
         uint32_t s = v[1];
@@ -260,8 +430,9 @@ q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale
         return Q_ERR_MEMORY;
     }
     c.density = (float *)mem; /* floats first: alignment */
-    c.cell_vertex = (int32_t *)(mem + nr * sizeof(float));
-    c.mat = mem + nr * sizeof(float) + ncell * sizeof(int32_t);
+    c.cell_first = (int32_t *)(mem + nr * sizeof(float));
+    c.cell_map = (uint32_t *)(c.cell_first + ncell);
+    c.mat = (unsigned char *)(c.cell_map + ncell);
     c.occ = c.mat + nr;
     c.cls = c.occ + nr;
 
@@ -281,7 +452,7 @@ q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale
             else
                 c.cls[i] = OUTSIDE;
         }
-        memset(c.cell_vertex, 0xff, ncell * sizeof(int32_t));
+        memset(c.cell_first, 0xff, ncell * sizeof(int32_t));
         const int64_t st3[3] = {1, c.sy, c.sz};
         for (int64_t z = box.min[2]; z < box.max[2]; z++)
             for (int64_t y = box.min[1]; y < box.max[1]; y++) {
@@ -300,7 +471,7 @@ q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale
         if (c.full) {
             snprintf(err, errlen, "output arrays too small (use q_dc_vertex_bound / q_dc_index_bound)");
             out->vertex_count = out->index_count = 0;
-            st = Q_ERR_MEMORY;
+            st = Q_ERR_OUTPUT;
         }
     }
     if (!scratch)

@@ -56,14 +56,16 @@ size_t q_dc_index_bound(q_box box);
  * them itself unless given a buffer of at least this size). */
 size_t q_dc_scratch_bytes(q_box box);
 
-/* Largest box (in samples) one call accepts. */
-#define Q_DC_MAX_SAMPLES (1ull << 24)
+/* Largest box (in samples) one call accepts: scratch memory is about 8 bytes
+ * per sample, so 2^22 samples (a 161^3 box) take ~40 MB. */
+#define Q_DC_MAX_SAMPLES (1ull << 22)
 
 /* Meshes the surface of the box [min, max) of samples. scratch may be NULL
  * (allocated per call) or point to q_dc_scratch_bytes(box) bytes. Fails with
  * Q_ERR_ARGUMENT for an inverted or out-of-limit box, Q_ERR_TOO_LARGE over
- * Q_DC_MAX_SAMPLES, Q_ERR_MEMORY when the output is too small (counts are
- * then 0) or scratch cannot be allocated. An empty box gives an empty mesh. */
+ * Q_DC_MAX_SAMPLES, Q_ERR_OUTPUT when the output arrays are too small
+ * (counts are then 0; the bounds above are always enough), Q_ERR_MEMORY when
+ * scratch cannot be allocated. An empty box gives an empty mesh. */
 q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale, q_dc_output *out,
                    void *scratch, char *err, size_t errlen);
 

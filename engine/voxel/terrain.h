@@ -51,6 +51,7 @@ typedef enum q_status {
     Q_ERR_MEMORY,
     Q_ERR_IO,
     Q_ERR_FORMAT, /* corrupt or unsupported data */
+    Q_ERR_OUTPUT, /* caller-owned output arrays too small */
 } q_status;
 
 typedef struct q_voxel {
