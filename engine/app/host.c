@@ -27,6 +27,8 @@
 #define MAX_DT 0.25               /* seconds; longer frames (stalls, debugger) are clamped */
 #define RELOAD_INTERVAL 0.25      /* seconds between mtime checks in a window */
 #define FPS_FRAMES 60
+#define WINDOW_WIDTH 1280         /* screen coordinates; also the size assumed headless */
+#define WINDOW_HEIGHT 720
 
 static const char *const callback_names[] = {
     "load", "update", "draw", "keypressed", "keyreleased", "mousepressed",
@@ -47,6 +49,8 @@ struct q_host {
     q_host_options opt;
     lua_State *L;
     q_window *window;            /* NULL headless */
+    q_renderer *renderer;        /* NULL headless */
+    bool mouse_captured;
     int module_ref;              /* registry reference to the module table */
     int arg_ref;                 /* registry reference to the `arg` table */
 
@@ -493,12 +497,15 @@ static bool write_final_screenshot(q_host *h)
 static void draw_frame(q_host *h)
 {
     if (h->window) {
-        int w = 0, ht = 0;
+        int w = 0, ht = 0, ww = 0, wh = 0;
         q_window_drawable_size(h->window, &w, &ht);
-        q_render_begin_frame(w, ht, h->clear_color);
+        q_window_size(h->window, &ww, &wh);
+        q_render_begin_frame(h->renderer, w, ht, ww, wh, h->clear_color);
     }
     if (push_callback(h, "draw"))
         call_callback(h, "draw", 0);
+    if (h->window)
+        q_render_end_frame(h->renderer, &h->camera);
 }
 
 /* Returns false when --screenshot could not be written. */
@@ -572,6 +579,7 @@ static void destroy_host(q_host *h)
     free(h->shot_path);
     if (h->L)
         lua_close(h->L);
+    q_render_destroy(h->renderer);
     q_window_close(h->window);
     free(h->last_error);
 }
@@ -613,14 +621,15 @@ int q_host_run(const q_host_options *options)
 
     if (!h->opt.headless) {
         char err[512];
-        h->window = q_window_open("Quarry", 1280, 720, err, sizeof err);
+        h->window = q_window_open("Quarry", WINDOW_WIDTH, WINDOW_HEIGHT, err, sizeof err);
         if (!h->window) {
             fprintf(stderr, "quarry: %s\n"
                     "quarry: a window with OpenGL 4.5 core is needed; run with --headless "
                     "to go without one\n", err);
             goto done;
         }
-        if (!q_render_init(q_window_gl_proc, err, sizeof err)) {
+        h->renderer = q_render_create(q_window_gl_proc, err, sizeof err);
+        if (!h->renderer) {
             fprintf(stderr, "quarry: %s\nquarry: run with --headless to go without a window\n", err);
             goto done;
         }
@@ -658,6 +667,37 @@ done:
 bool q_host_headless(const q_host *h)
 {
     return h->window == NULL;
+}
+
+q_renderer *q_host_renderer(q_host *h)
+{
+    return h->renderer;
+}
+
+void q_host_window_size(const q_host *h, int *width, int *height)
+{
+    *width = WINDOW_WIDTH;
+    *height = WINDOW_HEIGHT;
+    if (h->window)
+        q_window_size(h->window, width, height);
+}
+
+long q_host_frame(const q_host *h)
+{
+    return h->frame;
+}
+
+bool q_host_capture_mouse(q_host *h, bool capture)
+{
+    if (h->window && !q_window_capture_mouse(h->window, capture))
+        return false;
+    h->mouse_captured = capture;
+    return true;
+}
+
+bool q_host_mouse_captured(const q_host *h)
+{
+    return h->mouse_captured;
 }
 
 float *q_host_clear_color(q_host *h)

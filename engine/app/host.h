@@ -2,7 +2,7 @@
  * callbacks, in an SDL window or headless, with hot reload of the script.
  *
  * Frame order: input events -> hot-reload check -> update(dt) -> clear ->
- * draw() -> screenshots -> present. Headless, dt is exactly 1/60 and nothing
+ * draw() -> queued lines and text -> screenshots -> present. Headless, dt is exactly 1/60 and nothing
  * touches SDL or GL; in a window dt is measured (vsync paced) and clamped to
  * 0.25 s so that a stall does not hand the world a huge step.
  *
@@ -37,6 +37,21 @@ int q_host_run(const q_host_options *options);
 typedef struct q_host q_host;
 
 bool q_host_headless(const q_host *h);
+
+/* The renderer drawing into the window; NULL headless. */
+q_renderer *q_host_renderer(q_host *h);
+
+/* Window size in window coordinates (those of mouse events and text); the
+ * default 1280 x 720 headless. */
+void q_host_window_size(const q_host *h, int *width, int *height);
+
+/* Frames completed so far (the frame being run has this number, from 0). */
+long q_host_frame(const q_host *h);
+
+/* Captures or releases the mouse (relative motion, hidden cursor). Headless
+ * only the state is kept. False when the window system refuses. */
+bool q_host_capture_mouse(q_host *h, bool capture);
+bool q_host_mouse_captured(const q_host *h);
 
 /* Mutable state read by the renderer each frame. Callers validate values:
  * colour components in [0, 1]; camera as documented in render.h. */

@@ -170,6 +170,17 @@ void q_window_drawable_size(const q_window *w, int *width, int *height)
     SDL_GL_GetDrawableSize(w->window, width, height);
 }
 
+void q_window_size(const q_window *w, int *width, int *height)
+{
+    SDL_GetWindowSize(w->window, width, height);
+}
+
+bool q_window_capture_mouse(q_window *w, bool capture)
+{
+    (void)w;
+    return SDL_SetRelativeMouseMode(capture ? SDL_TRUE : SDL_FALSE) == 0;
+}
+
 void q_window_swap(q_window *w)
 {
     SDL_GL_SwapWindow(w->window);

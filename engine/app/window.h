@@ -40,7 +40,7 @@ q_window *q_window_open(const char *title, int width, int height, char *err, siz
 /* Destroys the context and window and shuts SDL down. NULL is ignored. */
 void q_window_close(q_window *w);
 
-/* OpenGL function lookup for q_render_init (needs a current context). */
+/* OpenGL function lookup for q_render_create (needs a current context). */
 q_gl_proc q_window_gl_proc(const char *name);
 
 /* Name of the SDL video driver in use ("x11", "wayland", "offscreen", ...). */
@@ -51,6 +51,13 @@ bool q_window_poll(q_window *w, q_event *ev);
 
 /* Size of the drawable in pixels (differs from the window size on HiDPI). */
 void q_window_drawable_size(const q_window *w, int *width, int *height);
+
+/* Size of the window in screen coordinates (those of mouse events). */
+void q_window_size(const q_window *w, int *width, int *height);
+
+/* Captures the mouse (hidden cursor, motion reported as dx, dy without
+ * limit) or releases it. Returns whether the driver did what was asked. */
+bool q_window_capture_mouse(q_window *w, bool capture);
 
 /* Presents the back buffer. Without vsync, sleeps so that frames are at least
  * 1/60 s apart instead of spinning. */

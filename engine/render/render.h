@@ -1,20 +1,25 @@
 /* Quarry renderer: OpenGL 4.5 core through glad.
  *
- * For now it checks the context, clears the frame and reads it back for
- * screenshots. The camera and debug-draw switches are stored here already so
- * that the Lua side (quarry.graphics) has one place to set them; they do not
- * change the picture yet.
+ * Draws voxel worlds (render_terrain.c: per-chunk meshes of 32^3 render
+ * chunks, remeshed from the terrain's change log on worker threads),
+ * triplanar material textures made at start-up (render_textures.c), and an
+ * overlay of 3D lines and bitmap text (render_overlay.c); reads frames back
+ * for screenshots.
  *
  * This header includes no GL or SDL header: the host and the bindings use it
- * without knowing about either. All functions need the context from
- * q_render_init to be current on the calling thread.
+ * without knowing about either. Functions taking a q_renderer need the GL
+ * context it was created with to be current on the calling thread; the
+ * camera helpers at the top are plain math and work headless.
  */
 #ifndef Q_RENDER_H
 #define Q_RENDER_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+
+struct q_world;
 
 /* Same shape as glad's GLADloadfunc: returns the address of a GL function. */
 typedef void (*q_gl_proc)(void);
@@ -26,26 +31,98 @@ typedef struct q_camera {
     float fov;           /* vertical field of view, radians, in (0, pi) */
 } q_camera;
 
+/* Clip planes of every view, metres. */
+#define Q_CAMERA_NEAR 0.1f
+#define Q_CAMERA_FAR 4000.0f
+
 /* Default: at (0, 10, 20) looking at the origin with a 60 degree fov. */
 q_camera q_default_camera(void);
+
+/* The ray through window point (x, y) (origin top-left, in the same units as
+ * width x height, normally window coordinates) for camera c: origin is the
+ * camera position, dir a unit vector. x = width/2, y = height/2 is the view
+ * direction; points outside the window give rays outside the view. */
+void q_camera_ray(const q_camera *c, double width, double height, double x, double y,
+                  double origin[3], double dir[3]);
 
 typedef struct q_debug_flags {
     bool wireframe, chunks, broadphase, contacts, kdtree, lod;
 } q_debug_flags;
 
-/* Loads GL functions through `loader` and checks that the context is at least
- * OpenGL 4.5 core. On failure writes the reason to err and returns false. */
-bool q_render_init(q_gl_loader loader, char *err, size_t err_size);
+typedef struct q_renderer q_renderer;
 
-/* "renderer | version" of the current context, for logs. */
-const char *q_render_describe(void);
+/* Loads GL functions through `loader`, checks that the context is at least
+ * OpenGL 4.5 core, compiles the shaders and starts mesher threads. On failure
+ * writes the reason to err and returns NULL. */
+q_renderer *q_render_create(q_gl_loader loader, char *err, size_t err_size);
 
-/* Starts a frame on a width x height (pixels) drawable: viewport, clear colour
- * (rgba in 0..1) and depth. */
-void q_render_begin_frame(int width, int height, const float clear_rgba[4]);
+/* Frees every GL object and thread of the renderer. NULL is ignored. */
+void q_render_destroy(q_renderer *r);
+
+/* "renderer | version" of the context, for logs. */
+const char *q_render_describe(const q_renderer *r);
+
+/* Starts a frame on a drawable of width x height pixels shown in a window of
+ * window_width x window_height (differs on HiDPI; text positions are window
+ * coordinates): viewport, clear colour (rgba in 0..1) and depth. Resets the
+ * frame's statistics and empties the line and text queues. */
+void q_render_begin_frame(q_renderer *r, int width, int height, int window_width, int window_height,
+                          const float clear_rgba[4]);
+
+/* Draws the queued lines (through `camera`) and then the text on top. Call
+ * after the script's draw() and before reading the frame back. */
+void q_render_end_frame(q_renderer *r, const q_camera *camera);
 
 /* Clears colour (rgba in 0..1) and depth of the frame being drawn, now. */
 void q_render_clear(const float clear_rgba[4]);
+
+/* ---- worlds ---- */
+
+typedef struct q_draw_world_opts {
+    bool wireframe;   /* triangle edges over the solid surface */
+    bool chunks;      /* boxes of the render chunks that hold a mesh */
+    bool water;       /* draw the water surface (default true) */
+    float fog;        /* metres at which fog hides half the colour; 0 = no fog */
+} q_draw_world_opts;
+
+/* Defaults: no wireframe, no chunk boxes, water on, fog at 400 voxels. */
+q_draw_world_opts q_default_draw_world_opts(const struct q_world *w);
+
+/* Draws the world into the current frame through `camera`, fogged towards
+ * the frame's clear colour. `key` identifies the world across frames (the
+ * renderer keeps its chunk meshes under that key; a key must never be reused
+ * for another world). Chunks changed since the last draw of the key are
+ * remeshed first, all of them in parallel. Caches of keys not drawn for a
+ * while are freed at begin_frame. Returns false with a message when meshing
+ * ran out of memory (what was meshed is still drawn). */
+bool q_render_draw_world(q_renderer *r, uint64_t key, struct q_world *w, const q_camera *camera,
+                         const q_draw_world_opts *opts, char *err, size_t err_size);
+
+/* ---- overlay ---- */
+
+/* Queues a line from a to b (metres) in colour rgba (0..1), depth tested
+ * against what the frame holds when it ends. */
+void q_render_line(q_renderer *r, const float a[3], const float b[3], const float rgba[4]);
+
+/* Queues text (ASCII; other bytes show as '?', '\n' starts a new line) with
+ * its top-left corner at window point (x, y), `scale` times the 6x12 bitmap
+ * font's size, in colour rgba, drawn with a dark shadow over everything. */
+void q_render_text(q_renderer *r, const char *text, float x, float y, float scale, const float rgba[4]);
+
+/* ---- statistics of the frame so far ---- */
+
+typedef struct q_render_stats {
+    int chunks;          /* render chunks holding a mesh, over the worlds drawn this frame */
+    int64_t triangles;   /* triangles drawn (solid and water, wireframe not counted) */
+    int draw_calls;      /* terrain draw calls */
+    int remeshed;        /* chunks meshed this frame */
+    double mesh_ms;      /* wall time spent meshing and uploading this frame */
+    int64_t gpu_bytes;   /* bytes of chunk meshes held for all worlds */
+} q_render_stats;
+
+q_render_stats q_render_get_stats(const q_renderer *r);
+
+/* ---- screenshots ---- */
 
 typedef enum q_image_format { Q_IMAGE_PNG, Q_IMAGE_PPM } q_image_format;
 
