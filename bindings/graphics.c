@@ -3,8 +3,10 @@
  * the window; every function reaches the host through the light userdata
  * upvalue set by q_lua_open_host_modules.
  *
- * Headless, state setters still work (so scripts run the same) and the
- * functions that need a picture say so: screenshot returns nil, message.
+ * Headless, nothing here touches GL: every function checks its arguments
+ * exactly as in a window (so scripts fail the same way), setters record
+ * state, drawing calls do nothing, and the functions that need a picture say
+ * so: screenshot returns nil, message.
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -12,7 +14,12 @@
 #include <string.h>
 
 #include "app/host.h"
+#include "common.h"
 #include "quarry.h"
+#include "world/world.h"
+
+#define WORLD_IDS "quarry.graphics.world_ids" /* registry: weak World -> render cache id */
+#define MAX_TEXT_SCALE 64.0
 
 static q_host *host_of(lua_State *L)
 {
@@ -59,30 +66,46 @@ static float check_unit(lua_State *L, int arg, const char *what)
     return (float)v;
 }
 
+/* A colour table {r, g, b [, a]} or {r=, g=, b=, a=} at stack index v
+ * (components in [0, 1], a defaults to 1); errors name argument `arg` and,
+ * when the table is a field, `field`. */
+static void read_color(lua_State *L, int v, int arg, const char *field, float rgba[4])
+{
+    v = lua_absindex(L, v);
+    static const char *const names[] = {"r", "g", "b", "a"};
+    const char *prefix = field ? lua_pushfstring(L, "%s: ", field) : "";
+    if (!lua_istable(L, v))
+        luaL_argerror(L, arg, lua_pushfstring(L, "%scolour must be a table {r, g, b [, a]}, got %s",
+                                              prefix, luaL_typename(L, v)));
+    for (int i = 0; i < 4; i++) {
+        int t = lua_geti(L, v, i + 1);
+        if (t == LUA_TNIL) {
+            lua_pop(L, 1);
+            t = lua_getfield(L, v, names[i]);
+        }
+        lua_Number c = 1.0;
+        if (t == LUA_TNUMBER)
+            c = lua_tonumber(L, -1);
+        else if (t != LUA_TNIL || i < 3)
+            luaL_argerror(L, arg, lua_pushfstring(L, "%scolour component %s ([%d]) must be a number, got %s",
+                                                  prefix, names[i], i + 1, luaL_typename(L, -1)));
+        lua_pop(L, 1);
+        if (!(c >= 0.0 && c <= 1.0))
+            luaL_argerror(L, arg, lua_pushfstring(L, "%scolour component %s must be in [0, 1], got %f",
+                                                  prefix, names[i], c));
+        rgba[i] = (float)c;
+    }
+    if (field)
+        lua_pop(L, 1);
+}
+
 /* A colour from arguments 1..4: (r, g, b [, a]) or one table {r, g, b [, a]}
  * or {r=, g=, b=, a=}; components in [0, 1], a defaults to 1. */
 static void check_color(lua_State *L, float rgba[4])
 {
-    static const char *const names[] = {"r", "g", "b", "a"};
+    static const char *const names[] = {"r", "g", "b"};
     if (lua_istable(L, 1)) {
-        for (int i = 0; i < 4; i++) {
-            int t = lua_geti(L, 1, i + 1);
-            if (t == LUA_TNIL) {
-                lua_pop(L, 1);
-                t = lua_getfield(L, 1, names[i]);
-            }
-            lua_Number v = 1.0;
-            if (t == LUA_TNUMBER)
-                v = lua_tonumber(L, -1);
-            else if (t != LUA_TNIL || i < 3)
-                luaL_argerror(L, 1, lua_pushfstring(L, "colour component %s ([%d]) must be a number, got %s",
-                                                    names[i], i + 1, luaL_typename(L, -1)));
-            lua_pop(L, 1);
-            if (!(v >= 0.0 && v <= 1.0))
-                luaL_argerror(L, 1, lua_pushfstring(L, "colour component %s must be in [0, 1], got %f",
-                                                    names[i], v));
-            rgba[i] = (float)v;
-        }
+        read_color(L, 1, 1, NULL, rgba);
     } else {
         for (int i = 0; i < 3; i++)
             rgba[i] = check_unit(L, i + 1, names[i]);
@@ -120,29 +143,19 @@ static int g_get_clear_color(lua_State *L)
     return 4;
 }
 
-/* Reads a point given as a Vec3 (anything with numeric x, y, z fields),
- * {x, y, z} or {x=, y=, z=}, at stack index `v`; raises on argument `arg`. */
+/* Reads a point given as a Vec3, {x, y, z} or {x=, y=, z=} at stack index
+ * `v` (a field of argument `arg`, named `what` in errors). */
 static void read_point(lua_State *L, int v, int arg, const char *what, float out[3])
 {
-    static const char *const axes[] = {"x", "y", "z"};
-    int type = lua_type(L, v);
-    if (type != LUA_TTABLE && type != LUA_TUSERDATA)
+    double p[3];
+    if (!ql_to_vec3(L, v, p))
         luaL_argerror(L, arg, lua_pushfstring(L, "%s must be a Vec3, {x, y, z} or {x=, y=, z=}, got %s",
                                               what, luaL_typename(L, v)));
     for (int i = 0; i < 3; i++) {
-        int t = type == LUA_TTABLE ? lua_geti(L, v, i + 1) : LUA_TNIL;
-        if (t == LUA_TNIL) {
-            lua_pop(L, 1);
-            t = lua_getfield(L, v, axes[i]);
-        }
-        if (t != LUA_TNUMBER)
-            luaL_argerror(L, arg, lua_pushfstring(L, "%s.%s must be a number, got %s", what, axes[i],
-                                                  luaL_typename(L, -1)));
-        lua_Number n = lua_tonumber(L, -1);
-        lua_pop(L, 1);
-        if (!isfinite(n))
-            luaL_argerror(L, arg, lua_pushfstring(L, "%s.%s must be finite", what, axes[i]));
-        out[i] = (float)n;
+        if (!isfinite((float)p[i]))
+            luaL_argerror(L, arg, lua_pushfstring(L, "%s.%c must be finite (and within float range)", what,
+                                                  "xyz"[i]));
+        out[i] = (float)p[i];
     }
 }
 
@@ -178,23 +191,10 @@ static int g_set_camera(lua_State *L)
     return 0;
 }
 
-/* Pushes a point as quarry.vec3 when the module has it, else as {x=, y=, z=}. */
 static void push_point(lua_State *L, const float p[3])
 {
-    if (lua_getfield(L, lua_upvalueindex(2), "vec3") != LUA_TNIL) {
-        for (int i = 0; i < 3; i++)
-            lua_pushnumber(L, p[i]);
-        lua_call(L, 3, 1);
-        return;
-    }
-    lua_pop(L, 1);
-    lua_createtable(L, 0, 3);
-    lua_pushnumber(L, p[0]);
-    lua_setfield(L, -2, "x");
-    lua_pushnumber(L, p[1]);
-    lua_setfield(L, -2, "y");
-    lua_pushnumber(L, p[2]);
-    lua_setfield(L, -2, "z");
+    const double v[3] = {p[0], p[1], p[2]};
+    ql_push_vec3(L, v);
 }
 
 /* get_camera() -> {position=Vec3, target=Vec3, fov=radians} */
@@ -266,6 +266,210 @@ static int g_screenshot(lua_State *L)
     return 1;
 }
 
+/* A finite number at argument arg, named `what` in errors. */
+static double check_finite_arg(lua_State *L, int arg, const char *what)
+{
+    lua_Number v = luaL_checknumber(L, arg);
+    if (!isfinite(v))
+        luaL_argerror(L, arg, lua_pushfstring(L, "%s must be finite, got %f", what, v));
+    return v;
+}
+
+/* screen_ray(x, y) -> origin, direction (Vec3s): the ray from the camera
+ * through window point (x, y), for the current camera and window size
+ * (1280 x 720 headless). direction is a unit vector. */
+static int g_screen_ray(lua_State *L)
+{
+    double x = check_finite_arg(L, 1, "x");
+    double y = check_finite_arg(L, 2, "y");
+    q_host *h = host_of(L);
+    int w, ht;
+    q_host_window_size(h, &w, &ht);
+    double origin[3], dir[3];
+    q_camera_ray(q_host_camera(h), w, ht, x, y, origin, dir);
+    ql_push_vec3(L, origin);
+    ql_push_vec3(L, dir);
+    return 2;
+}
+
+/* size() -> width, height of the window in window coordinates (those of
+ * mouse events, screen_ray and text); 1280, 720 headless. */
+static int g_size(lua_State *L)
+{
+    int w, ht;
+    q_host_window_size(host_of(L), &w, &ht);
+    lua_pushinteger(L, w);
+    lua_pushinteger(L, ht);
+    return 2;
+}
+
+/* An id for the World userdata at idx that no other world ever gets: the
+ * renderer keeps chunk meshes under it. Held in a weak-keyed table, so a
+ * collected world's entry goes away and a new userdata gets a new id even at
+ * the same address. */
+static uint64_t world_id(lua_State *L, int idx)
+{
+    static uint64_t next_id;
+    idx = lua_absindex(L, idx);
+    if (luaL_getsubtable(L, LUA_REGISTRYINDEX, WORLD_IDS) == 0) {
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+    }
+    lua_pushvalue(L, idx);
+    uint64_t id;
+    if (lua_rawget(L, -2) == LUA_TNUMBER) {
+        id = (uint64_t)lua_tointeger(L, -1);
+    } else {
+        id = ++next_id;
+        lua_pushvalue(L, idx);
+        lua_pushinteger(L, (lua_Integer)id);
+        lua_rawset(L, -4);
+    }
+    lua_pop(L, 2);
+    return id;
+}
+
+/* draw_world(world [, opts]) -> true | nil, message. Draws the world into
+ * the frame now (call it from quarry.draw), remeshing the render chunks that
+ * changed since it was last drawn. opts: wireframe, chunks (booleans; default
+ * from debug{}), water (boolean, default true), fog (metres at which fog is
+ * half, or false for none; default 400 voxels). Headless it only checks its
+ * arguments. */
+static int g_draw_world(lua_State *L)
+{
+    static const char *const keys[] = {"wireframe", "chunks", "water", "fog", NULL};
+    q_world *w = ql_check_world(L, 1);
+    q_host *h = host_of(L);
+    q_draw_world_opts o = q_default_draw_world_opts(w);
+    const q_debug_flags *dbg = q_host_debug_flags(h);
+    o.wireframe = dbg->wireframe;
+    o.chunks = dbg->chunks;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        check_table_keys(L, 2, keys);
+        bool *flags[] = {&o.wireframe, &o.chunks, &o.water};
+        for (int i = 0; i < 3; i++) {
+            int t = lua_getfield(L, 2, keys[i]);
+            if (t == LUA_TBOOLEAN)
+                *flags[i] = lua_toboolean(L, -1);
+            else if (t != LUA_TNIL)
+                luaL_argerror(L, 2, lua_pushfstring(L, "%s must be a boolean, got %s", keys[i],
+                                                    luaL_typename(L, -1)));
+            lua_pop(L, 1);
+        }
+        int t = lua_getfield(L, 2, "fog");
+        if (t == LUA_TBOOLEAN && !lua_toboolean(L, -1)) {
+            o.fog = 0.0f;
+        } else if (t == LUA_TNUMBER) {
+            lua_Number fog = lua_tonumber(L, -1);
+            if (!(fog > 0.0 && isfinite(fog)))
+                luaL_argerror(L, 2, lua_pushfstring(L, "fog must be a distance > 0 (metres) or false, got %f",
+                                                    fog));
+            o.fog = (float)fog;
+        } else if (t != LUA_TNIL) {
+            luaL_argerror(L, 2, lua_pushfstring(L, "fog must be a distance > 0 (metres) or false, got %s",
+                                                lua_type(L, -1) == LUA_TBOOLEAN ? "true"
+                                                                                 : luaL_typename(L, -1)));
+        }
+        lua_pop(L, 1);
+    }
+    q_renderer *r = q_host_renderer(h);
+    if (r) {
+        char err[256];
+        if (!q_render_draw_world(r, world_id(L, 1), w, q_host_camera(h), &o, err, sizeof err)) {
+            luaL_pushfail(L);
+            lua_pushstring(L, err);
+            return 2;
+        }
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* line(a, b [, color]): a line between two points (metres) in this frame,
+ * hidden behind terrain like any geometry. color {r, g, b [, a]} in [0, 1],
+ * white by default. */
+static int g_line(lua_State *L)
+{
+    double a[3], b[3];
+    ql_check_vec3(L, 1, a);
+    ql_check_vec3(L, 2, b);
+    float rgba[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+    if (!lua_isnoneornil(L, 3))
+        read_color(L, 3, 3, NULL, rgba);
+    q_renderer *r = q_host_renderer(host_of(L));
+    if (r) {
+        const float fa[3] = {(float)a[0], (float)a[1], (float)a[2]};
+        const float fb[3] = {(float)b[0], (float)b[1], (float)b[2]};
+        q_render_line(r, fa, fb, rgba);
+    }
+    return 0;
+}
+
+/* text(s, x, y [, opts]): text with its top-left corner at window point
+ * (x, y), drawn over everything at the end of the frame. opts: color
+ * {r, g, b [, a]} (white), scale (> 0, the 6x12 pixel font's size
+ * multiplier, default 2). ASCII; other bytes show as '?'. */
+static int g_text(lua_State *L)
+{
+    static const char *const keys[] = {"color", "scale", NULL};
+    const char *s = luaL_checkstring(L, 1);
+    double x = check_finite_arg(L, 2, "x");
+    double y = check_finite_arg(L, 3, "y");
+    float rgba[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+    double scale = 2.0;
+    if (!lua_isnoneornil(L, 4)) {
+        luaL_checktype(L, 4, LUA_TTABLE);
+        check_table_keys(L, 4, keys);
+        if (lua_getfield(L, 4, "color") != LUA_TNIL)
+            read_color(L, lua_gettop(L), 4, "color", rgba);
+        lua_pop(L, 1);
+        int t = lua_getfield(L, 4, "scale");
+        if (t != LUA_TNIL) {
+            if (t != LUA_TNUMBER)
+                luaL_argerror(L, 4, lua_pushfstring(L, "scale must be a number, got %s", luaL_typename(L, -1)));
+            scale = lua_tonumber(L, -1);
+            if (!(scale > 0.0 && scale <= MAX_TEXT_SCALE))
+                luaL_argerror(L, 4, lua_pushfstring(L, "scale must be in (0, %f], got %f", MAX_TEXT_SCALE,
+                                                    scale));
+        }
+        lua_pop(L, 1);
+    }
+    q_renderer *r = q_host_renderer(host_of(L));
+    if (r)
+        q_render_text(r, s, (float)x, (float)y, (float)scale, rgba);
+    return 0;
+}
+
+/* stats() -> {chunks=, triangles=, draw_calls=, remeshed=, mesh_ms=,
+ * gpu_bytes=} for the frame so far (call after draw_world): render chunks
+ * holding a mesh in the worlds drawn, triangles and terrain draw calls
+ * issued, chunks remeshed and the milliseconds it took, bytes of chunk
+ * meshes on the GPU. All zero headless. */
+static int g_stats(lua_State *L)
+{
+    q_renderer *r = q_host_renderer(host_of(L));
+    q_render_stats st = {0};
+    if (r)
+        st = q_render_get_stats(r);
+    lua_createtable(L, 0, 6);
+    lua_pushinteger(L, st.chunks);
+    lua_setfield(L, -2, "chunks");
+    lua_pushinteger(L, (lua_Integer)st.triangles);
+    lua_setfield(L, -2, "triangles");
+    lua_pushinteger(L, st.draw_calls);
+    lua_setfield(L, -2, "draw_calls");
+    lua_pushinteger(L, st.remeshed);
+    lua_setfield(L, -2, "remeshed");
+    lua_pushnumber(L, st.mesh_ms);
+    lua_setfield(L, -2, "mesh_ms");
+    lua_pushinteger(L, (lua_Integer)st.gpu_bytes);
+    lua_setfield(L, -2, "gpu_bytes");
+    return 1;
+}
+
 /* keyboard.is_down(key): key names as passed to keypressed ("a", "space",
  * "left shift", "escape"); false headless. */
 static int k_is_down(lua_State *L)
@@ -290,6 +494,23 @@ static int m_position(lua_State *L)
     return 2;
 }
 
+/* mouse.set_captured(on) -> true | false: captures the mouse (hidden
+ * cursor, mousemoved keeps reporting dx, dy at the window edge) or releases
+ * it. Headless the state is only recorded. */
+static int m_set_captured(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TBOOLEAN);
+    lua_pushboolean(L, q_host_capture_mouse(host_of(L), lua_toboolean(L, 1)));
+    return 1;
+}
+
+/* mouse.is_captured() -> boolean */
+static int m_is_captured(lua_State *L)
+{
+    lua_pushboolean(L, q_host_mouse_captured(host_of(L)));
+    return 1;
+}
+
 /* timer.fps() -> integer frames per second over the last 60 frames. */
 static int t_fps(lua_State *L)
 {
@@ -305,6 +526,12 @@ static const luaL_Reg graphics_funcs[] = {
     {"get_camera", g_get_camera},
     {"debug", g_debug},
     {"screenshot", g_screenshot},
+    {"screen_ray", g_screen_ray},
+    {"size", g_size},
+    {"draw_world", g_draw_world},
+    {"line", g_line},
+    {"text", g_text},
+    {"stats", g_stats},
     {NULL, NULL},
 };
 
@@ -315,6 +542,8 @@ static const luaL_Reg keyboard_funcs[] = {
 
 static const luaL_Reg mouse_funcs[] = {
     {"position", m_position},
+    {"set_captured", m_set_captured},
+    {"is_captured", m_is_captured},
     {NULL, NULL},
 };
 
