@@ -22,9 +22,10 @@ LIBS    := -lzstd -lpthread -lm
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libcglm-dev \
                 python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev \
                 libgl1-mesa-dri
-BENCH_PACKAGES :=
+BENCH_PACKAGES := g++ libopenvdb-dev libboost-dev
 
-ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c engine/mesh/*.c)
+ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c engine/mesh/*.c \
+                          engine/physics/*.c)
 HOST_SRC   := $(wildcard engine/app/*.c engine/render/*.c)
 HOST_BIND  := bindings/graphics.c
 MODULE_SRC := $(filter-out $(HOST_BIND),$(wildcard bindings/*.c))
@@ -107,6 +108,7 @@ sanitize: | deps
 ctest-bins: $(CTEST_BIN)
 
 bench: all
+	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD))
 
 clean:

@@ -10,6 +10,7 @@
 
 #include "mesh/dc.h"
 #include "mesh/mesh.h"
+#include "physics/kdtree.h"
 #include "voxel/material.h"
 
 #include <math.h>
@@ -245,6 +246,59 @@ static int mesh_save(lua_State *L)
     return 1;
 }
 
+/* m:raycast(origin, direction, max_distance) -> {position, normal, distance,
+ * triangle} | nil. Brute force over every triangle (two-sided): meshes are
+ * values, and this is also the reference the terrain queries are checked
+ * against. */
+static int mesh_raycast(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    double o[3], d[3];
+    ql_check_vec3(L, 2, o);
+    ql_check_vec3(L, 3, d);
+    double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (!(len > 0))
+        return luaL_argerror(L, 3, "direction must be non-zero");
+    double maxd = luaL_checknumber(L, 4);
+    if (!(maxd >= 0))
+        return luaL_argerror(L, 4, "max_distance must be >= 0");
+    float of[3], df[3];
+    for (int k = 0; k < 3; k++) {
+        of[k] = (float)o[k];
+        df[k] = (float)(d[k] / len);
+    }
+    float best = INFINITY;
+    size_t best_tri = 0;
+    for (size_t t = 0; t < m->index_count / 3; t++) {
+        const uint32_t *ix = m->indices + 3 * t;
+        float h = q_ray_triangle(of, df, m->positions + 3 * ix[0], m->positions + 3 * ix[1], m->positions + 3 * ix[2]);
+        if (h >= 0 && h <= maxd && h < best) {
+            best = h;
+            best_tri = t;
+        }
+    }
+    if (best == INFINITY) {
+        lua_pushnil(L);
+        return 1;
+    }
+    const uint32_t *ix = m->indices + 3 * best_tri;
+    const float *a = m->positions + 3 * ix[0], *b = m->positions + 3 * ix[1], *c = m->positions + 3 * ix[2];
+    double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+    double nl = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    double sign = (n[0] * d[0] + n[1] * d[1] + n[2] * d[2]) > 0 ? -1 : 1;
+    lua_createtable(L, 0, 4);
+    ql_push_vec3(L, (double[3]){o[0] + d[0] / len * best, o[1] + d[1] / len * best, o[2] + d[2] / len * best});
+    lua_setfield(L, -2, "position");
+    ql_push_vec3(L, (double[3]){sign * n[0] / nl, sign * n[1] / nl, sign * n[2] / nl});
+    lua_setfield(L, -2, "normal");
+    lua_pushnumber(L, best);
+    lua_setfield(L, -2, "distance");
+    lua_pushinteger(L, (lua_Integer)best_tri + 1);
+    lua_setfield(L, -2, "triangle");
+    return 1;
+}
+
 static int mesh_gc(lua_State *L)
 {
     lmesh *u = luaL_checkudata(L, 1, QL_MESH);
@@ -274,6 +328,7 @@ int ql_open_mesh(lua_State *L)
                                        {"area", mesh_area},
                                        {"is_closed", mesh_is_closed},
                                        {"save", mesh_save},
+                                       {"raycast", mesh_raycast},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", mesh_gc}, {"__tostring", mesh_tostring}, {NULL, NULL}};
     ql_new_class(L, QL_MESH, methods, meta);

@@ -5,7 +5,11 @@
  */
 #include "common.h"
 
+#include "physics/terrain_physics.h"
+#include "voxel/material.h"
 #include "world/world.h"
+
+#include <math.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -41,7 +45,8 @@ static void push_world(lua_State *L, q_world *w)
 
 static int world_new(lua_State *L)
 {
-    static const char *const fields[] = {"voxel_size", "gravity", "step", "substeps", "seed", "threads", NULL};
+    static const char *const fields[] = {"voxel_size", "gravity", "step",          "substeps",
+                                         "seed",       "threads", "physics_cache", NULL};
     q_world_def def = q_default_world_def();
     if (!lua_isnoneornil(L, 1)) {
         ql_check_fields(L, 1, fields);
@@ -60,6 +65,11 @@ static int world_new(lua_State *L)
             if (i < 0 || i > 64)
                 return luaL_argerror(L, 1, "field 'threads' must be 0..64 worker threads");
             def.threads = (int)i;
+        }
+        if (ql_field_integer(L, 1, 1, "physics_cache", &i)) {
+            if (i < 0 || i > ((lua_Integer)1 << 40))
+                return luaL_argerror(L, 1, "field 'physics_cache' must be 0..2^40 bytes (0 = default)");
+            def.physics_cache = (size_t)i;
         }
     }
     char err[256];
@@ -131,6 +141,16 @@ static int world_stats(lua_State *L)
     lua_setfield(L, -2, "bodies");
     lua_pushinteger(L, (lua_Integer)s.awake);
     lua_setfield(L, -2, "awake");
+    lua_pushinteger(L, (lua_Integer)s.broadphase_chunks);
+    lua_setfield(L, -2, "broadphase_chunks");
+    lua_pushinteger(L, (lua_Integer)s.broadphase_bytes);
+    lua_setfield(L, -2, "broadphase_bytes");
+    lua_pushinteger(L, (lua_Integer)s.cached_chunks);
+    lua_setfield(L, -2, "cached_chunks");
+    lua_pushinteger(L, (lua_Integer)s.triangles);
+    lua_setfield(L, -2, "triangles");
+    lua_pushinteger(L, (lua_Integer)s.kd_nodes);
+    lua_setfield(L, -2, "kd_nodes");
     return 1;
 }
 
@@ -146,6 +166,169 @@ static int world_save(lua_State *L)
     }
     lua_pushboolean(L, 1);
     return 1;
+}
+
+/* ---- queries (API.md "Queries"); bodies join with the rigid-body issue ---- */
+
+typedef struct query_opts {
+    unsigned flags;
+} query_opts;
+
+static query_opts check_query_opts(lua_State *L, int idx)
+{
+    query_opts o = {Q_RAY_SOLID};
+    if (lua_isnoneornil(L, idx))
+        return o;
+    static const char *const fields[] = {"terrain", "bodies", "water", "ignore", NULL};
+    ql_check_fields(L, idx, fields);
+    bool terrain = true, water = false, bodies = true;
+    ql_field_boolean(L, idx, idx - 1, "terrain", &terrain);
+    ql_field_boolean(L, idx, idx - 1, "water", &water);
+    ql_field_boolean(L, idx, idx - 1, "bodies", &bodies);
+    int t = lua_getfield(L, idx, "ignore");
+    if (t != LUA_TNIL && t != LUA_TTABLE)
+        luaL_argerror(L, idx, "field 'ignore' must be a list of bodies");
+    lua_pop(L, 1);
+    o.flags = (terrain ? Q_RAY_SOLID : 0u) | (water ? Q_RAY_WATER : 0u);
+    return o;
+}
+
+static void check_ray(lua_State *L, int idx, double origin[3], double dir[3], double *max_distance)
+{
+    ql_check_vec3(L, idx, origin);
+    ql_check_vec3(L, idx + 1, dir);
+    if (dir[0] == 0 && dir[1] == 0 && dir[2] == 0)
+        luaL_argerror(L, idx + 1, "direction must be non-zero");
+    double m = luaL_checknumber(L, idx + 2);
+    if (!(m >= 0) || isnan(m))
+        luaL_argerror(L, idx + 2, lua_pushfstring(L, "max_distance must be >= 0, got %s", luaL_tolstring(L, idx + 2, NULL)));
+    *max_distance = m;
+}
+
+static void push_hit(lua_State *L, const q_ray_hit *h)
+{
+    lua_createtable(L, 0, 6);
+    ql_push_vec3(L, h->position);
+    lua_setfield(L, -2, "position");
+    ql_push_vec3(L, h->normal);
+    lua_setfield(L, -2, "normal");
+    lua_pushnumber(L, h->distance);
+    lua_setfield(L, -2, "distance");
+    const q_material *m = q_material_get(h->material);
+    lua_pushstring(L, m ? m->name : "air");
+    lua_setfield(L, -2, "material");
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "terrain");
+    lua_pushboolean(L, h->water);
+    lua_setfield(L, -2, "water");
+}
+
+static int world_raycast(lua_State *L)
+{
+    q_world *w = ql_check_world(L, 1);
+    double o[3], d[3], maxd;
+    check_ray(L, 2, o, d, &maxd);
+    query_opts opts = check_query_opts(L, 5);
+    q_ray_hit hit;
+    if (!opts.flags || !q_terrain_physics_raycast(q_world_terrain_physics(w), o, d, maxd, opts.flags, &hit)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    push_hit(L, &hit);
+    return 1;
+}
+
+static int world_raycast_all(lua_State *L)
+{
+    q_world *w = ql_check_world(L, 1);
+    double o[3], d[3], maxd;
+    check_ray(L, 2, o, d, &maxd);
+    query_opts opts = check_query_opts(L, 5);
+    q_terrain_physics *p = q_world_terrain_physics(w);
+    size_t cap = 64, n = 0;
+    q_ray_hit *hits = NULL;
+    while (opts.flags) {
+        hits = lua_newuserdatauv(L, cap * sizeof *hits, 0);
+        n = q_terrain_physics_raycast_all(p, o, d, maxd, opts.flags, hits, cap);
+        if (n <= cap)
+            break;
+        lua_pop(L, 1);
+        cap = n;
+    }
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        push_hit(L, &hits[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+static int world_raycast_batch(lua_State *L)
+{
+    q_world *w = ql_check_world(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    double maxd = luaL_checknumber(L, 4);
+    if (!(maxd >= 0))
+        return luaL_argerror(L, 4, "max_distance must be >= 0");
+    query_opts opts = check_query_opts(L, 5);
+    lua_Integer n = luaL_len(L, 2);
+    if (luaL_len(L, 3) != n)
+        return luaL_argerror(L, 3, "origins and directions must have the same length");
+    /* Check every ray before casting any. */
+    double *rays = lua_newuserdatauv(L, (size_t)(n ? n : 1) * 6 * sizeof(double), 0);
+    for (lua_Integer i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, i + 1);
+        lua_rawgeti(L, 3, i + 1);
+        double *r = rays + 6 * i;
+        if (!ql_to_vec3(L, -2, r) || !isfinite(r[0] + r[1] + r[2]))
+            return luaL_argerror(L, 2, lua_pushfstring(L, "origins[%I] is not a finite point", i + 1));
+        if (!ql_to_vec3(L, -1, r + 3) || !isfinite(r[3] + r[4] + r[5]) || (r[3] == 0 && r[4] == 0 && r[5] == 0))
+            return luaL_argerror(L, 3, lua_pushfstring(L, "directions[%I] is not a finite non-zero vector", i + 1));
+        lua_pop(L, 2);
+    }
+    q_terrain_physics *p = q_world_terrain_physics(w);
+    lua_createtable(L, (int)n, 0);
+    for (lua_Integer i = 0; i < n; i++) {
+        q_ray_hit hit;
+        if (opts.flags && q_terrain_physics_raycast(p, rays + 6 * i, rays + 6 * i + 3, maxd, opts.flags, &hit))
+            lua_pushnumber(L, hit.distance);
+        else
+            lua_pushboolean(L, 0);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int push_overlap(lua_State *L, q_overlap o, unsigned flags)
+{
+    lua_newtable(L); /* bodies: none until the rigid-body issue */
+    lua_pushboolean(L, (flags & Q_RAY_SOLID) && o.solid);
+    lua_pushboolean(L, o.water);
+    return 3;
+}
+
+static int world_overlap_sphere(lua_State *L)
+{
+    q_world *w = ql_check_world(L, 1);
+    double c[3];
+    ql_check_vec3(L, 2, c);
+    double r = ql_check_positive(L, 3, "radius");
+    query_opts opts = check_query_opts(L, 4);
+    return push_overlap(L, q_terrain_physics_overlap_sphere(q_world_terrain_physics(w), c, r), opts.flags);
+}
+
+static int world_overlap_box(lua_State *L)
+{
+    q_world *w = ql_check_world(L, 1);
+    double c[3], h[3];
+    ql_check_vec3(L, 2, c);
+    ql_check_vec3(L, 3, h);
+    for (int a = 0; a < 3; a++)
+        if (!(h[a] > 0))
+            return luaL_argerror(L, 3, "half extents must be > 0");
+    query_opts opts = check_query_opts(L, 4);
+    return push_overlap(L, q_terrain_physics_overlap_box(q_world_terrain_physics(w), c, h), opts.flags);
 }
 
 static int world_destroy(lua_State *L)
@@ -224,7 +407,13 @@ int ql_open_world(lua_State *L)
                                        {"frame", world_frame},     {"hash", world_hash},
                                        {"stats", world_stats},     {"save", world_save},
                                        {"destroy", world_destroy}, {"valid", world_valid},
-                                       {"settings", world_settings}, {NULL, NULL}};
+                                       {"settings", world_settings},
+                                       {"raycast", world_raycast},
+                                       {"raycast_all", world_raycast_all},
+                                       {"raycast_batch", world_raycast_batch},
+                                       {"overlap_sphere", world_overlap_sphere},
+                                       {"overlap_box", world_overlap_box},
+                                       {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__index", world_index},
                                     {"__gc", world_destroy},
                                     {"__close", world_destroy},

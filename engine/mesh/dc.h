@@ -23,8 +23,8 @@
  * physics chunks and 32^3 render chunks share the mesher.
  *
  * Positions are in voxel units times `scale` (pass the world's voxel_size to
- * get world units), plus nothing else: a vertex of cell (i, j, k) lies in
- * [i+.5, i+1.5]^3 * scale.
+ * get world units), relative to out->origin: a vertex of cell (i, j, k) lies
+ * in ([i+.5, i+1.5] - origin)^3 * scale.
  */
 #ifndef Q_DC_H
 #define Q_DC_H
@@ -46,6 +46,9 @@ typedef struct q_dc_output {
     uint32_t *indices;  /* triangles, counter-clockwise from outside */
     size_t vertex_capacity, index_capacity;
     size_t vertex_count, index_count;
+    int32_t origin[3]; /* voxel coordinates subtracted before scaling, so that
+                          positions far from 0 keep float precision; zero for
+                          absolute positions */
 } q_dc_output;
 
 /* Largest vertex and index counts a box can produce. */

@@ -59,10 +59,11 @@ typedef struct buf {
     bool failed;
 } buf;
 
-static void put(buf *b, const void *p, size_t n)
+/* Appends n uninitialised bytes and returns them (NULL once failed). */
+static unsigned char *grow(buf *b, size_t n)
 {
     if (b->failed)
-        return;
+        return NULL;
     if (b->size + n > b->capacity) {
         size_t cap = b->capacity ? b->capacity : 4096;
         while (cap < b->size + n)
@@ -70,13 +71,20 @@ static void put(buf *b, const void *p, size_t n)
         unsigned char *d = q_realloc(b->data, b->capacity, cap);
         if (!d) {
             b->failed = true;
-            return;
+            return NULL;
         }
         b->data = d;
         b->capacity = cap;
     }
-    memcpy(b->data + b->size, p, n);
     b->size += n;
+    return b->data + b->size - n;
+}
+
+static void put(buf *b, const void *p, size_t n)
+{
+    unsigned char *d = grow(b, n);
+    if (d)
+        memcpy(d, p, n);
 }
 
 static void put_u8(buf *b, uint8_t v) { put(b, &v, 1); }
@@ -197,8 +205,7 @@ static bool chunk_record(const q_chunk_view *v, ZSTD_CCtx *cctx, unsigned char *
     size_t bound = ZSTD_compressBound(2 * Q_CHUNK_VOXELS);
     size_t at = rec->size + 4;
     put_u32(rec, 0);
-    put(rec, planar, bound); /* reserve room; trimmed below */
-    if (rec->failed)
+    if (!grow(rec, bound)) /* room for the frame; trimmed below */
         return false;
     size_t n = ZSTD_compressCCtx(cctx, rec->data + at, bound, planar, 2 * Q_CHUNK_VOXELS, ZSTD_LEVEL);
     if (ZSTD_isError(n))

@@ -3,6 +3,7 @@
 
 #include "core/alloc.h"
 #include "core/jobs.h"
+#include "physics/terrain_physics.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -12,13 +13,14 @@ struct q_world {
     q_world_def def;
     q_jobs *jobs;
     q_terrain *terrain;
+    q_terrain_physics *physics;
     uint64_t frame;
     double accumulator;
 };
 
 q_world_def q_default_world_def(void)
 {
-    return (q_world_def){1.0, {0.0, -9.81, 0.0}, 1.0 / 60.0, 4, 1, -1};
+    return (q_world_def){1.0, {0.0, -9.81, 0.0}, 1.0 / 60.0, 4, 1, -1, 0};
 }
 
 q_world *q_world_create(const q_world_def *def, char *err, size_t errlen)
@@ -49,7 +51,8 @@ q_world *q_world_create(const q_world_def *def, char *err, size_t errlen)
     w->def = *def;
     w->jobs = q_jobs_create(def->threads);
     w->terrain = q_terrain_create(w->jobs);
-    if (!w->terrain) {
+    w->physics = w->terrain ? q_terrain_physics_create(w->terrain, def->voxel_size, def->physics_cache) : NULL;
+    if (!w->terrain || !w->physics) {
         q_world_destroy(w);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -61,6 +64,7 @@ void q_world_destroy(q_world *w)
 {
     if (!w)
         return;
+    q_terrain_physics_destroy(w->physics);
     q_terrain_destroy(w->terrain);
     q_jobs_destroy(w->jobs);
     q_free(w, sizeof *w);
@@ -68,6 +72,7 @@ void q_world_destroy(q_world *w)
 
 const q_world_def *q_world_get_def(const q_world *w) { return &w->def; }
 q_terrain *q_world_terrain(q_world *w) { return w->terrain; }
+q_terrain_physics *q_world_terrain_physics(q_world *w) { return w->physics; }
 
 int q_world_step(q_world *w, double dt)
 {
@@ -105,10 +110,14 @@ uint64_t q_world_hash(const q_world *w)
     return h ^ (w->frame * 0x9e3779b97f4a7c15ull);
 }
 
-q_world_stats q_world_get_stats(const q_world *w)
+q_world_stats q_world_get_stats(q_world *w)
 {
     q_terrain_stats ts = q_terrain_get_stats(w->terrain);
-    q_world_stats s = {ts.chunks, ts.dense_chunks, ts.bytes, ts.bytes + sizeof *w, 0, 0};
+    q_terrain_physics_stats ps = q_terrain_physics_get_stats(w->physics);
+    q_world_stats s = {ts.chunks, ts.dense_chunks, ts.bytes, ts.bytes + sizeof *w, 0, 0,
+                       ps.broadphase_chunks, ps.broadphase_bytes, ps.cached_chunks, ps.cache_bytes,
+                       ps.triangles, ps.kd_nodes};
+    s.memory += ps.broadphase_bytes + ps.cache_bytes;
     return s;
 }
 
@@ -154,4 +163,16 @@ void q_world_unregister(q_handle h)
     if (q_handle_release(&registry, h))
         registry_worlds[q_handle_slot(h)] = NULL;
     pthread_mutex_unlock(&registry_lock);
+}
+
+/* The registry is never shrunk while the library is loaded: freeing it when
+ * the last world goes would restart generations and let a stale handle match
+ * a new world. It is released when the library is unloaded (lua_close
+ * dlcloses quarry.so) or the process exits, when no handle can be used. */
+__attribute__((destructor)) static void free_registry(void)
+{
+    q_free(registry_worlds, registry_capacity * sizeof *registry_worlds);
+    registry_worlds = NULL;
+    registry_capacity = 0;
+    q_handle_pool_free(&registry);
 }

@@ -21,6 +21,7 @@ typedef struct q_world_def {
     int substeps;      /* solver substeps per step, 1..64 (default 4) */
     uint64_t seed;     /* for everything random in the world (default 1) */
     int threads;       /* worker threads; -1 = one per core less one (default) */
+    size_t physics_cache; /* bytes for cached chunk meshes and kD trees (0 = 32 MiB) */
 } q_world_def;
 
 q_world_def q_default_world_def(void);
@@ -33,6 +34,9 @@ void q_world_destroy(q_world *w);
 
 const q_world_def *q_world_get_def(const q_world *w);
 q_terrain *q_world_terrain(q_world *w);
+struct q_terrain_physics;
+/* Ray and overlap queries against the terrain (physics/terrain_physics.h). */
+struct q_terrain_physics *q_world_terrain_physics(q_world *w);
 
 /* Advances by whole fixed steps: adds dt (seconds, finite, >= 0) to an
  * accumulator and runs floor(acc / step) steps, at most Q_MAX_STEPS_PER_CALL
@@ -55,8 +59,11 @@ typedef struct q_world_stats {
     size_t voxel_bytes;  /* voxel storage and its tables */
     size_t memory;       /* everything the world holds */
     size_t bodies, awake;
+    size_t broadphase_chunks, broadphase_bytes; /* terrain physics */
+    size_t cached_chunks, cache_bytes, triangles, kd_nodes;
 } q_world_stats;
-q_world_stats q_world_get_stats(const q_world *w);
+/* Not const: brings the physics data up to date first. */
+q_world_stats q_world_get_stats(q_world *w);
 
 /* ---- registry of worlds for scripting (thread-safe) ---- */
 

@@ -1,0 +1,378 @@
+/* Loose kD tree: see kdtree.h. Built with an explicit work stack; queries use
+ * fixed-size stacks bounded by Q_KD_MAX_DEPTH. */
+#include "physics/kdtree.h"
+
+#include "core/alloc.h"
+
+#include <math.h>
+#include <string.h>
+
+#define LEAF 3u
+
+static inline uint32_t tri_vertex(const q_kd_mesh *m, uint32_t t, int k)
+{
+    return m->indices16 ? m->indices16[3 * t + k] : m->indices32[3 * t + k];
+}
+
+static inline const float *vertex(const q_kd_mesh *m, uint32_t t, int k)
+{
+    return m->positions + 3 * tri_vertex(m, t, k);
+}
+
+float q_ray_triangle(const float o[3], const float d[3], const float a[3], const float b[3], const float c[3])
+{
+    /* Moller-Trumbore in doubles; barycentric tests allow 1e-9 of slack so
+     * a ray through a shared edge hits at least one of its triangles. */
+    double e1[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
+    double e2[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
+    double p[3] = {d[1] * e2[2] - d[2] * e2[1], d[2] * e2[0] - d[0] * e2[2], d[0] * e2[1] - d[1] * e2[0]};
+    double det = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2];
+    if (fabs(det) < 1e-20)
+        return -1.0f;
+    double inv = 1.0 / det;
+    double s[3] = {(double)o[0] - a[0], (double)o[1] - a[1], (double)o[2] - a[2]};
+    double u = (s[0] * p[0] + s[1] * p[1] + s[2] * p[2]) * inv;
+    if (u < -1e-9 || u > 1 + 1e-9)
+        return -1.0f;
+    double q[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2], s[0] * e1[1] - s[1] * e1[0]};
+    double v = (d[0] * q[0] + d[1] * q[1] + d[2] * q[2]) * inv;
+    if (v < -1e-9 || u + v > 1 + 1e-9)
+        return -1.0f;
+    double t = (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]) * inv;
+    return t >= 0 ? (float)t : -1.0f;
+}
+
+/* ---- build ---- */
+
+typedef struct build_item {
+    uint32_t node, begin, end, depth;
+} build_item;
+
+typedef struct builder {
+    const q_kd_mesh *mesh;
+    uint32_t *tris;
+    float *mid; /* 3 per triangle */
+} builder;
+
+static inline bool mid_less(const builder *b, uint32_t x, uint32_t y, int axis)
+{
+    float kx = b->mid[3 * x + axis], ky = b->mid[3 * y + axis];
+    return kx < ky || (kx == ky && x < y); /* ids break ties: a strict total order */
+}
+
+/* Reorders tris[begin, end) so that position k holds the element it would
+ * hold if sorted by (midpoint along axis, id), with smaller ones before it
+ * (quickselect, Lomuto partition). */
+static void select_nth(builder *b, uint32_t begin, uint32_t end, uint32_t k, int axis)
+{
+    uint32_t *t = b->tris;
+    while (end - begin > 1) {
+        uint32_t mid = begin + (end - begin) / 2, s;
+        s = t[mid], t[mid] = t[end - 1], t[end - 1] = s;
+        uint32_t pivot = t[end - 1], store = begin;
+        for (uint32_t i = begin; i < end - 1; i++)
+            if (mid_less(b, t[i], pivot, axis)) {
+                s = t[i], t[i] = t[store], t[store] = s;
+                store++;
+            }
+        s = t[store], t[store] = t[end - 1], t[end - 1] = s;
+        if (k == store)
+            return;
+        if (k < store)
+            end = store;
+        else
+            begin = store + 1;
+    }
+}
+
+bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
+{
+    memset(tree, 0, sizeof *tree);
+    uint32_t n = mesh->triangle_count;
+    if (n == 0)
+        return true;
+    if (n > Q_KD_MAX_TRIANGLES)
+        return false;
+    builder b = {mesh, q_alloc(n * sizeof(uint32_t)), q_alloc(3 * n * sizeof(float))};
+    uint32_t cap = 2 * n;
+    tree->nodes = q_alloc(cap * sizeof(q_kd_node));
+    if (!b.tris || !b.mid || !tree->nodes) {
+        q_free(b.tris, n * sizeof(uint32_t));
+        q_free(b.mid, 3 * n * sizeof(float));
+        q_free(tree->nodes, cap * sizeof(q_kd_node));
+        tree->nodes = NULL;
+        return false;
+    }
+    for (int a = 0; a < 3; a++) {
+        tree->min[a] = INFINITY;
+        tree->max[a] = -INFINITY;
+    }
+    for (uint32_t t = 0; t < n; t++) {
+        b.tris[t] = t;
+        for (int a = 0; a < 3; a++) {
+            float v0 = vertex(mesh, t, 0)[a], v1 = vertex(mesh, t, 1)[a], v2 = vertex(mesh, t, 2)[a];
+            b.mid[3 * t + a] = (v0 + v1 + v2) * (1.0f / 3.0f);
+            float lo = fminf(v0, fminf(v1, v2)), hi = fmaxf(v0, fmaxf(v1, v2));
+            tree->min[a] = fminf(tree->min[a], lo);
+            tree->max[a] = fmaxf(tree->max[a], hi);
+        }
+    }
+
+    build_item stack[Q_KD_MAX_DEPTH + 2];
+    int top = 0;
+    tree->node_count = 1;
+    stack[top++] = (build_item){0, 0, n, 0};
+    while (top > 0) {
+        build_item it = stack[--top];
+        q_kd_node *node = &tree->nodes[it.node];
+        uint32_t count = it.end - it.begin;
+        if (it.depth > tree->depth)
+            tree->depth = it.depth;
+        if (count <= 2) {
+            node->u.triangles[0] = b.tris[it.begin];
+            node->u.triangles[1] = count == 2 ? b.tris[it.begin + 1] : 0;
+            node->axis_index = LEAF | count << 2;
+            continue;
+        }
+        float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        double mean[3] = {0, 0, 0};
+        for (uint32_t i = it.begin; i < it.end; i++) {
+            uint32_t t = b.tris[i];
+            for (int a = 0; a < 3; a++) {
+                for (int k = 0; k < 3; k++) {
+                    float v = vertex(mesh, t, k)[a];
+                    lo[a] = fminf(lo[a], v);
+                    hi[a] = fmaxf(hi[a], v);
+                }
+                mean[a] += b.mid[3 * t + a];
+            }
+        }
+        int axis = 0;
+        for (int a = 1; a < 3; a++)
+            if (hi[a] - lo[a] > hi[axis] - lo[axis])
+                axis = a;
+        float split = (float)(mean[axis] / count);
+        uint32_t i = it.begin, j = it.end;
+        while (i < j) { /* midpoints below the split go left */
+            if (b.mid[3 * b.tris[i] + axis] < split) {
+                i++;
+            } else {
+                uint32_t s = b.tris[i];
+                b.tris[i] = b.tris[--j];
+                b.tris[j] = s;
+            }
+        }
+        uint32_t left = i - it.begin;
+        if (left * 4 < count || (count - left) * 4 < count) {
+            /* Too skewed: median split in midpoint order. */
+            uint32_t half = it.begin + count / 2;
+            select_nth(&b, it.begin, it.end, half, axis);
+            i = half;
+        }
+        float split_lo = -INFINITY, split_hi = INFINITY;
+        for (uint32_t k = it.begin; k < it.end; k++)
+            for (int c = 0; c < 3; c++) {
+                float v = vertex(mesh, b.tris[k], c)[axis];
+                if (k < i)
+                    split_lo = fmaxf(split_lo, v);
+                else
+                    split_hi = fminf(split_hi, v);
+            }
+        uint32_t child = tree->node_count;
+        tree->node_count += 2;
+        node->u.splits[0] = split_lo;
+        node->u.splits[1] = split_hi;
+        node->axis_index = (uint32_t)axis | child << 2;
+        /* Depth stays under Q_KD_MAX_DEPTH: every split leaves at most 3/4 of
+         * the triangles on a side, and (4/3)^64 > 2^24. */
+        stack[top++] = (build_item){child + 1, i, it.end, it.depth + 1};
+        stack[top++] = (build_item){child, it.begin, i, it.depth + 1};
+    }
+    q_free(b.tris, n * sizeof(uint32_t));
+    q_free(b.mid, 3 * n * sizeof(float));
+    /* Give back the unused tail of the node array. */
+    q_kd_node *fit = q_realloc(tree->nodes, cap * sizeof(q_kd_node), tree->node_count * sizeof(q_kd_node));
+    if (fit)
+        tree->nodes = fit;
+    else
+        tree->node_count = cap; /* keep the size the block really has */
+    return true;
+}
+
+void q_kdtree_free(q_kdtree *tree)
+{
+    q_free(tree->nodes, tree->node_count * sizeof(q_kd_node));
+    memset(tree, 0, sizeof *tree);
+}
+
+size_t q_kdtree_bytes(const q_kdtree *tree)
+{
+    return tree->node_count * sizeof(q_kd_node) + sizeof *tree;
+}
+
+/* ---- queries ---- */
+
+/* Clips the segment [0, tmax] to the tree bounds (slab test). */
+static bool clip_to_bounds(const q_kdtree *tree, const float o[3], const float d[3], float tmax, float *t0,
+                           float *t1)
+{
+    float lo = 0, hi = tmax;
+    for (int a = 0; a < 3; a++) {
+        float mn = tree->min[a] - Q_KD_EPSILON, mx = tree->max[a] + Q_KD_EPSILON;
+        if (fabsf(d[a]) < 1e-30f) {
+            if (o[a] < mn || o[a] > mx)
+                return false;
+            continue;
+        }
+        float inv = 1.0f / d[a];
+        float ta = (mn - o[a]) * inv, tb = (mx - o[a]) * inv;
+        if (ta > tb) {
+            float s = ta;
+            ta = tb;
+            tb = s;
+        }
+        lo = fmaxf(lo, ta);
+        hi = fminf(hi, tb);
+        if (lo > hi)
+            return false;
+    }
+    *t0 = lo;
+    *t1 = hi;
+    return true;
+}
+
+typedef struct seg {
+    uint32_t node;
+    float tmin, tmax;
+} seg;
+
+/* Shared traversal: visits leaves whose subspace the segment crosses, near
+ * child first. With stop_at_best, items that start beyond the best hit so far
+ * are skipped. */
+static void traverse(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[3], const float d[3], float tmax,
+                     bool closest, float *best_t, uint32_t *best_tri, q_kd_hit_fn fn, void *ud)
+{
+    float t0, t1;
+    if (tree->node_count == 0 || !clip_to_bounds(tree, o, d, tmax, &t0, &t1))
+        return;
+    float inv[3];
+    for (int a = 0; a < 3; a++)
+        inv[a] = fabsf(d[a]) < 1e-30f ? 0.0f : 1.0f / d[a];
+    seg stack[2 * Q_KD_MAX_DEPTH + 2];
+    int top = 0;
+    stack[top++] = (seg){0, t0, t1};
+    while (top > 0) {
+        seg s = stack[--top];
+        if (closest && s.tmin > *best_t)
+            continue;
+        const q_kd_node *n = &tree->nodes[s.node];
+        uint32_t axis = n->axis_index & 3u;
+        if (axis == LEAF) {
+            uint32_t count = n->axis_index >> 2;
+            for (uint32_t k = 0; k < count; k++) {
+                uint32_t tri = n->u.triangles[k];
+                float t = q_ray_triangle(o, d, vertex(mesh, tri, 0), vertex(mesh, tri, 1), vertex(mesh, tri, 2));
+                if (t < 0 || t > tmax)
+                    continue;
+                if (closest) {
+                    if (t < *best_t || (t == *best_t && tri < *best_tri)) {
+                        *best_t = t;
+                        *best_tri = tri;
+                    }
+                } else if (!fn(ud, t, tri)) {
+                    return;
+                }
+            }
+            continue;
+        }
+        uint32_t child = n->axis_index >> 2;
+        float lo_plane = n->u.splits[0] + Q_KD_EPSILON, hi_plane = n->u.splits[1] - Q_KD_EPSILON;
+        if (inv[axis] == 0.0f) {
+            /* Parallel to the planes: each child either holds the whole
+             * segment or none of it. */
+            if (o[axis] >= hi_plane)
+                stack[top++] = (seg){child + 1, s.tmin, s.tmax};
+            if (o[axis] <= lo_plane)
+                stack[top++] = (seg){child, s.tmin, s.tmax};
+            continue;
+        }
+        float tl = (lo_plane - o[axis]) * inv[axis]; /* leaving (d>0) or entering (d<0) the left half-space */
+        float tr = (hi_plane - o[axis]) * inv[axis];
+        seg left, right;
+        if (d[axis] > 0) {
+            left = (seg){child, s.tmin, fminf(s.tmax, tl)};
+            right = (seg){child + 1, fmaxf(s.tmin, tr), s.tmax};
+            if (right.tmin <= right.tmax)
+                stack[top++] = right; /* far */
+            if (left.tmin <= left.tmax)
+                stack[top++] = left; /* near: popped first */
+        } else {
+            left = (seg){child, fmaxf(s.tmin, tl), s.tmax};
+            right = (seg){child + 1, s.tmin, fminf(s.tmax, tr)};
+            if (left.tmin <= left.tmax)
+                stack[top++] = left;
+            if (right.tmin <= right.tmax)
+                stack[top++] = right;
+        }
+    }
+}
+
+bool q_kdtree_raycast(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
+                      float tmax, float *t_out, uint32_t *triangle_out)
+{
+    float best = INFINITY;
+    uint32_t tri = UINT32_MAX;
+    traverse(tree, mesh, origin, dir, tmax, true, &best, &tri, NULL, NULL);
+    if (tri == UINT32_MAX)
+        return false;
+    *t_out = best;
+    *triangle_out = tri;
+    return true;
+}
+
+void q_kdtree_raycast_all(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
+                          float tmax, q_kd_hit_fn fn, void *ud)
+{
+    traverse(tree, mesh, origin, dir, tmax, false, NULL, NULL, fn, ud);
+}
+
+size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const float min[3], const float max[3],
+                           uint32_t *out, size_t cap)
+{
+    if (tree->node_count == 0)
+        return 0;
+    for (int a = 0; a < 3; a++)
+        if (min[a] > tree->max[a] || max[a] < tree->min[a])
+            return 0;
+    uint32_t stack[Q_KD_MAX_DEPTH + 2];
+    int top = 0;
+    size_t found = 0;
+    stack[top++] = 0;
+    while (top > 0) {
+        const q_kd_node *n = &tree->nodes[stack[--top]];
+        uint32_t axis = n->axis_index & 3u;
+        if (axis == LEAF) {
+            uint32_t count = n->axis_index >> 2;
+            for (uint32_t k = 0; k < count; k++) {
+                uint32_t tri = n->u.triangles[k];
+                bool overlap = true;
+                for (int a = 0; a < 3 && overlap; a++) {
+                    float v0 = vertex(mesh, tri, 0)[a], v1 = vertex(mesh, tri, 1)[a], v2 = vertex(mesh, tri, 2)[a];
+                    overlap = fmaxf(v0, fmaxf(v1, v2)) >= min[a] && fminf(v0, fminf(v1, v2)) <= max[a];
+                }
+                if (overlap) {
+                    if (found < cap)
+                        out[found] = tri;
+                    found++;
+                }
+            }
+            continue;
+        }
+        uint32_t child = n->axis_index >> 2;
+        if (max[axis] >= n->u.splits[1])
+            stack[top++] = child + 1;
+        if (min[axis] <= n->u.splits[0])
+            stack[top++] = child;
+    }
+    return found;
+}

@@ -1,0 +1,80 @@
+/* Private to engine/physics: the broadphase table and the chunk cache. */
+#ifndef Q_PHYSICS_INTERNAL_H
+#define Q_PHYSICS_INTERNAL_H
+
+#include "core/array.h"
+#include "core/hashmap.h"
+#include "mesh/dc.h"
+#include "physics/kdtree.h"
+#include "physics/terrain_physics.h"
+#include "voxel/material.h"
+
+/* Physics chunk keys pack x and z in 22 bits and y in 20, so queries reach
+ * voxels within +-2^24 horizontally and +-2^22 vertically. */
+#define Q_PHYS_LIMIT (1 << 24)
+#define Q_PHYS_LIMIT_Y (1 << 22)
+
+enum { Q_BP_NONE = 0, Q_BP_MASK = 1, Q_BP_FULL = 2 };
+
+typedef struct q_bp_masks {
+    uint64_t solid[8], water[8]; /* word per Y slice, bit x + 8 z */
+    uint8_t solid_tag, water_tag;
+} q_bp_masks;
+
+typedef struct q_bp_entry {
+    int32_t cx, cy, cz;
+    uint8_t solid_tag, water_tag;
+    uint32_t slot; /* into masks when either tag is MASK */
+} q_bp_entry;
+
+typedef struct q_mask_slot {
+    uint64_t solid[8], water[8];
+} q_mask_slot;
+
+/* A cached chunk: its solid and water meshes (positions relative to the
+ * chunk corner, world units) and their trees. */
+typedef struct q_chunk_mesh {
+    float *positions;
+    uint8_t *materials;
+    uint16_t *indices;
+    uint32_t vertex_count, triangle_count;
+    q_kdtree tree;
+} q_chunk_mesh;
+
+typedef struct q_cache_entry {
+    int32_t cx, cy, cz;
+    q_chunk_mesh surface[2]; /* Q_SURFACE_SOLID, Q_SURFACE_WATER */
+    size_t bytes;
+    uint64_t tick; /* last use, for LRU eviction */
+} q_cache_entry;
+
+struct q_terrain_physics {
+    q_terrain *terrain;
+    double voxel_size;
+    size_t budget;
+    uint64_t version;
+    bool synced;
+
+    q_hashmap bp_index;
+    Q_ARRAY(q_bp_entry) bp;
+    Q_ARRAY(q_mask_slot) masks;
+    Q_ARRAY(uint32_t) free_slots;
+
+    q_hashmap cache_index;
+    Q_ARRAY(q_cache_entry) cache;
+    size_t cache_bytes;
+    uint64_t tick;
+
+    /* per-call scratch, reused */
+    void *dc_scratch;
+    q_dc_output out;
+    uint8_t mat10[1000], occ10[1000];
+    bool liquid[Q_MATERIAL_MAX];
+};
+
+uint64_t q_phys_key(int32_t cx, int32_t cy, int32_t cz);
+const q_bp_entry *q_bp_find(const q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz);
+/* Computes the masks of one chunk from the terrain (broadphase.c). */
+bool q_bp_build_chunk(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, q_bp_masks *out);
+
+#endif

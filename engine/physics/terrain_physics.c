@@ -1,0 +1,808 @@
+/* Terrain physics: the broadphase table, sync with the terrain's change log,
+ * the LRU cache of chunk meshes and trees, and ray / overlap queries. See
+ * terrain_physics.h for the model. */
+#include "physics/physics_internal.h"
+
+#include "core/alloc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_BUDGET (32u << 20)
+#define CHUNK_BOX_SAMPLES (Q_PHYS_CHUNK * Q_PHYS_CHUNK * Q_PHYS_CHUNK)
+
+uint64_t q_phys_key(int32_t cx, int32_t cy, int32_t cz)
+{
+    return ((uint64_t)(uint32_t)(cx + (1 << 21)) & 0x3fffff) << 42 |
+           ((uint64_t)(uint32_t)(cy + (1 << 19)) & 0xfffff) << 22 | ((uint64_t)(uint32_t)(cz + (1 << 21)) & 0x3fffff);
+}
+
+static bool chunk_in_range(int64_t cx, int64_t cy, int64_t cz)
+{
+    const int64_t h = Q_PHYS_LIMIT / Q_PHYS_CHUNK, v = Q_PHYS_LIMIT_Y / Q_PHYS_CHUNK;
+    return cx >= -h && cx < h && cz >= -h && cz < h && cy >= -v && cy < v;
+}
+
+q_terrain_physics *q_terrain_physics_create(q_terrain *t, double voxel_size, size_t cache_bytes)
+{
+    q_terrain_physics *p = q_calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->terrain = t;
+    p->voxel_size = voxel_size;
+    p->budget = cache_bytes ? cache_bytes : DEFAULT_BUDGET;
+    q_box box = {{0, 0, 0}, {Q_PHYS_CHUNK, Q_PHYS_CHUNK, Q_PHYS_CHUNK}};
+    size_t nv = q_dc_vertex_bound(box), ni = q_dc_index_bound(box);
+    p->dc_scratch = q_alloc(q_dc_scratch_bytes(box));
+    p->out.positions = q_alloc(nv * 3 * sizeof(float));
+    p->out.materials = q_alloc(nv);
+    p->out.indices = q_alloc(ni * sizeof(uint32_t));
+    p->out.vertex_capacity = nv;
+    p->out.index_capacity = ni;
+    if (!p->dc_scratch || !p->out.positions || !p->out.materials || !p->out.indices) {
+        q_terrain_physics_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
+static void free_chunk_mesh(q_chunk_mesh *m)
+{
+    q_free(m->positions, (size_t)m->vertex_count * 3 * sizeof(float));
+    q_free(m->materials, m->vertex_count);
+    q_free(m->indices, (size_t)m->triangle_count * 3 * sizeof(uint16_t));
+    q_kdtree_free(&m->tree);
+    memset(m, 0, sizeof *m);
+}
+
+static void clear_cache(q_terrain_physics *p)
+{
+    for (size_t i = 0; i < p->cache.count; i++)
+        for (int s = 0; s < 2; s++)
+            free_chunk_mesh(&p->cache.data[i].surface[s]);
+    p->cache.count = 0;
+    p->cache_bytes = 0;
+    q_hashmap_clear(&p->cache_index);
+}
+
+void q_terrain_physics_destroy(q_terrain_physics *p)
+{
+    if (!p)
+        return;
+    clear_cache(p);
+    q_array_free(&p->cache);
+    q_hashmap_free(&p->cache_index);
+    q_array_free(&p->bp);
+    q_array_free(&p->masks);
+    q_array_free(&p->free_slots);
+    q_hashmap_free(&p->bp_index);
+    q_box box = {{0, 0, 0}, {Q_PHYS_CHUNK, Q_PHYS_CHUNK, Q_PHYS_CHUNK}};
+    q_free(p->dc_scratch, q_dc_scratch_bytes(box));
+    q_free(p->out.positions, p->out.vertex_capacity * 3 * sizeof(float));
+    q_free(p->out.materials, p->out.vertex_capacity);
+    q_free(p->out.indices, p->out.index_capacity * sizeof(uint32_t));
+    q_free(p, sizeof *p);
+}
+
+/* ---- broadphase table ---- */
+
+const q_bp_entry *q_bp_find(const q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
+{
+    if (!chunk_in_range(cx, cy, cz))
+        return NULL;
+    uint32_t i = q_hashmap_get(&p->bp_index, q_phys_key(cx, cy, cz));
+    return i == Q_HASHMAP_EMPTY ? NULL : &p->bp.data[i];
+}
+
+static void bp_remove(q_terrain_physics *p, uint32_t i)
+{
+    q_bp_entry *e = &p->bp.data[i];
+    if (e->slot != UINT32_MAX)
+        q_array_push(&p->free_slots, e->slot); /* reserved beforehand: cannot fail */
+    q_hashmap_remove(&p->bp_index, q_phys_key(e->cx, e->cy, e->cz));
+    size_t last = p->bp.count - 1;
+    if (i != last) {
+        p->bp.data[i] = p->bp.data[last];
+        q_bp_entry *m = &p->bp.data[i];
+        q_hashmap_set(&p->bp_index, q_phys_key(m->cx, m->cy, m->cz), i);
+    }
+    p->bp.count--;
+}
+
+static bool bp_update(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
+{
+    if (!chunk_in_range(cx, cy, cz))
+        return true;
+    q_bp_masks m;
+    if (!q_bp_build_chunk(p, cx, cy, cz, &m))
+        return false;
+    uint64_t key = q_phys_key(cx, cy, cz);
+    uint32_t i = q_hashmap_get(&p->bp_index, key);
+    if (m.solid_tag == Q_BP_NONE && m.water_tag == Q_BP_NONE) {
+        if (i != Q_HASHMAP_EMPTY && !q_array_reserve(&p->free_slots, p->free_slots.count + 1))
+            return false;
+        if (i != Q_HASHMAP_EMPTY)
+            bp_remove(p, i);
+        return true;
+    }
+    if (i == Q_HASHMAP_EMPTY) {
+        if (!q_array_reserve(&p->bp, p->bp.count + 1) || !q_hashmap_set(&p->bp_index, key, (uint32_t)p->bp.count))
+            return false;
+        i = (uint32_t)p->bp.count++;
+        p->bp.data[i] = (q_bp_entry){cx, cy, cz, 0, 0, UINT32_MAX};
+    }
+    q_bp_entry *e = &p->bp.data[i];
+    bool needs_slot = m.solid_tag == Q_BP_MASK || m.water_tag == Q_BP_MASK;
+    if (needs_slot && e->slot == UINT32_MAX) {
+        if (p->free_slots.count > 0) {
+            e->slot = p->free_slots.data[--p->free_slots.count];
+        } else {
+            if (!q_array_reserve(&p->masks, p->masks.count + 1) ||
+                !q_array_reserve(&p->free_slots, p->masks.count + 1))
+                return false;
+            e->slot = (uint32_t)p->masks.count++;
+        }
+    } else if (!needs_slot && e->slot != UINT32_MAX) {
+        q_array_push(&p->free_slots, e->slot); /* capacity kept >= masks.count */
+        e->slot = UINT32_MAX;
+    }
+    e->solid_tag = m.solid_tag;
+    e->water_tag = m.water_tag;
+    if (needs_slot) {
+        memcpy(p->masks.data[e->slot].solid, m.solid, sizeof m.solid);
+        memcpy(p->masks.data[e->slot].water, m.water, sizeof m.water);
+    }
+    return true;
+}
+
+/* ---- cache ---- */
+
+static void cache_remove(q_terrain_physics *p, uint32_t i)
+{
+    q_cache_entry *e = &p->cache.data[i];
+    p->cache_bytes -= e->bytes;
+    for (int s = 0; s < 2; s++)
+        free_chunk_mesh(&e->surface[s]);
+    q_hashmap_remove(&p->cache_index, q_phys_key(e->cx, e->cy, e->cz));
+    size_t last = p->cache.count - 1;
+    if (i != last) {
+        p->cache.data[i] = p->cache.data[last];
+        q_cache_entry *m = &p->cache.data[i];
+        q_hashmap_set(&p->cache_index, q_phys_key(m->cx, m->cy, m->cz), i);
+    }
+    p->cache.count--;
+}
+
+static void cache_drop(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
+{
+    if (!chunk_in_range(cx, cy, cz))
+        return;
+    uint32_t i = q_hashmap_get(&p->cache_index, q_phys_key(cx, cy, cz));
+    if (i != Q_HASHMAP_EMPTY)
+        cache_remove(p, i);
+}
+
+static bool build_surface(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, q_surface s, q_chunk_mesh *m)
+{
+    q_box box = {{cx * Q_PHYS_CHUNK, cy * Q_PHYS_CHUNK, cz * Q_PHYS_CHUNK},
+                 {cx * Q_PHYS_CHUNK + Q_PHYS_CHUNK, cy * Q_PHYS_CHUNK + Q_PHYS_CHUNK, cz * Q_PHYS_CHUNK + Q_PHYS_CHUNK}};
+    memcpy(p->out.origin, box.min, sizeof box.min);
+    char err[128];
+    if (q_dc_mesh(p->terrain, box, s, (float)p->voxel_size, &p->out, p->dc_scratch, err, sizeof err) != Q_OK)
+        return false;
+    m->vertex_count = (uint32_t)p->out.vertex_count;
+    m->triangle_count = (uint32_t)(p->out.index_count / 3);
+    if (m->triangle_count == 0)
+        return true;
+    m->positions = q_alloc((size_t)m->vertex_count * 3 * sizeof(float));
+    m->materials = q_alloc(m->vertex_count);
+    m->indices = q_alloc((size_t)m->triangle_count * 3 * sizeof(uint16_t));
+    if (!m->positions || !m->materials || !m->indices) {
+        free_chunk_mesh(m);
+        return false;
+    }
+    memcpy(m->positions, p->out.positions, (size_t)m->vertex_count * 3 * sizeof(float));
+    memcpy(m->materials, p->out.materials, m->vertex_count);
+    for (size_t i = 0; i < p->out.index_count; i++)
+        m->indices[i] = (uint16_t)p->out.indices[i]; /* < 4 * 9^3 + 16 vertices */
+    q_kd_mesh km = {m->positions, m->indices, NULL, m->triangle_count};
+    if (!q_kdtree_build(&m->tree, &km)) {
+        free_chunk_mesh(m);
+        return false;
+    }
+    return true;
+}
+
+static size_t chunk_mesh_bytes(const q_chunk_mesh *m)
+{
+    return (size_t)m->vertex_count * 13 + (size_t)m->triangle_count * 6 + m->tree.node_count * sizeof(q_kd_node);
+}
+
+/* The cached meshes of a chunk, built on first use; NULL when out of memory. */
+static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
+{
+    uint64_t key = q_phys_key(cx, cy, cz);
+    uint32_t i = q_hashmap_get(&p->cache_index, key);
+    if (i != Q_HASHMAP_EMPTY) {
+        p->cache.data[i].tick = ++p->tick;
+        return &p->cache.data[i];
+    }
+    q_cache_entry e = {cx, cy, cz, {{0}}, 0, ++p->tick};
+    const q_bp_entry *b = q_bp_find(p, cx, cy, cz);
+    for (int s = 0; s < 2; s++) {
+        uint8_t tag = !b ? Q_BP_NONE : s == 0 ? b->solid_tag : b->water_tag;
+        if (tag == Q_BP_MASK && !build_surface(p, cx, cy, cz, (q_surface)s, &e.surface[s])) {
+            free_chunk_mesh(&e.surface[0]);
+            return NULL;
+        }
+    }
+    e.bytes = sizeof e + chunk_mesh_bytes(&e.surface[0]) + chunk_mesh_bytes(&e.surface[1]);
+    /* Evict least recently used entries until the new one fits. */
+    while (p->cache.count > 0 && p->cache_bytes + e.bytes > p->budget) {
+        uint32_t oldest = 0;
+        for (uint32_t k = 1; k < p->cache.count; k++)
+            if (p->cache.data[k].tick < p->cache.data[oldest].tick)
+                oldest = k;
+        cache_remove(p, oldest);
+    }
+    if (!q_array_reserve(&p->cache, p->cache.count + 1) || !q_hashmap_set(&p->cache_index, key, (uint32_t)p->cache.count)) {
+        free_chunk_mesh(&e.surface[0]);
+        free_chunk_mesh(&e.surface[1]);
+        return NULL;
+    }
+    p->cache.data[p->cache.count] = e;
+    p->cache_bytes += e.bytes;
+    return &p->cache.data[p->cache.count++];
+}
+
+/* ---- sync ---- */
+
+typedef struct sync_ctx {
+    q_terrain_physics *p;
+    bool ok;
+} sync_ctx;
+
+static int32_t floor_div8(int64_t v) { return (int32_t)(v >> 3); }
+
+static void apply_change(void *ud, q_box box, uint64_t version)
+{
+    (void)version;
+    sync_ctx *s = ud;
+    q_terrain_physics *p = s->p;
+    /* Masks read one voxel around the chunk, meshes two. */
+    for (int32_t cz = floor_div8((int64_t)box.min[2] - 2); cz <= floor_div8((int64_t)box.max[2] + 1); cz++)
+        for (int32_t cy = floor_div8((int64_t)box.min[1] - 2); cy <= floor_div8((int64_t)box.max[1] + 1); cy++)
+            for (int32_t cx = floor_div8((int64_t)box.min[0] - 2); cx <= floor_div8((int64_t)box.max[0] + 1); cx++)
+                cache_drop(p, cx, cy, cz);
+    for (int32_t cz = floor_div8((int64_t)box.min[2] - 1); cz <= floor_div8((int64_t)box.max[2]); cz++)
+        for (int32_t cy = floor_div8((int64_t)box.min[1] - 1); cy <= floor_div8((int64_t)box.max[1]); cy++)
+            for (int32_t cx = floor_div8((int64_t)box.min[0] - 1); cx <= floor_div8((int64_t)box.max[0]); cx++)
+                if (s->ok && !bp_update(p, cx, cy, cz))
+                    s->ok = false;
+}
+
+static uint64_t box_chunks(q_box b)
+{
+    uint64_t n = 1;
+    for (int a = 0; a < 3; a++)
+        n *= (uint64_t)(floor_div8((int64_t)b.max[a] + 1) - floor_div8((int64_t)b.min[a] - 2) + 1);
+    return n;
+}
+
+typedef struct size_ctx {
+    uint64_t chunks;
+} size_ctx;
+
+static void measure_change(void *ud, q_box box, uint64_t version)
+{
+    (void)version;
+    ((size_ctx *)ud)->chunks += box_chunks(box);
+}
+
+/* Rebuilds everything from the stored terrain chunks. */
+static bool rebuild_all(q_terrain_physics *p)
+{
+    clear_cache(p);
+    p->bp.count = 0;
+    p->masks.count = 0;
+    p->free_slots.count = 0;
+    q_hashmap_clear(&p->bp_index);
+    size_t n = q_terrain_chunk_count(p->terrain);
+    q_chunk_view *views = q_alloc(n * sizeof *views + 1);
+    if (!views)
+        return false;
+    q_terrain_chunk_views(p->terrain, views);
+    sync_ctx s = {p, true};
+    for (size_t i = 0; i < n && s.ok; i++) {
+        q_box b = {{views[i].cx * Q_CHUNK_SIZE, views[i].cy * Q_CHUNK_SIZE, views[i].cz * Q_CHUNK_SIZE},
+                   {views[i].cx * Q_CHUNK_SIZE + Q_CHUNK_SIZE, views[i].cy * Q_CHUNK_SIZE + Q_CHUNK_SIZE,
+                    views[i].cz * Q_CHUNK_SIZE + Q_CHUNK_SIZE}};
+        apply_change(&s, b, 0);
+    }
+    q_free(views, n * sizeof *views + 1);
+    return s.ok;
+}
+
+bool q_terrain_physics_sync(q_terrain_physics *p)
+{
+    uint64_t now = q_terrain_version(p->terrain);
+    if (p->synced && now == p->version)
+        return true;
+    for (int m = 0; m < q_material_count(); m++)
+        p->liquid[m] = q_material_get(m)->liquid;
+    bool ok;
+    size_ctx size = {0};
+    if (!p->synced || !q_terrain_changes_since(p->terrain, p->version, measure_change, &size) ||
+        size.chunks > 4 * q_terrain_chunk_count(p->terrain) * 64 + 4096) {
+        /* First use, a log that no longer reaches back, or changes bigger
+         * than the world: rebuilding from the stored chunks is cheaper. */
+        ok = rebuild_all(p);
+    } else {
+        sync_ctx s = {p, true};
+        q_terrain_changes_since(p->terrain, p->version, apply_change, &s);
+        ok = s.ok;
+    }
+    p->synced = ok;
+    p->version = now;
+    return ok;
+}
+
+/* ---- rays ---- */
+
+typedef struct ray_ctx {
+    q_terrain_physics *p;
+    double o[3], d[3]; /* voxel units; d unit length (world and voxel lengths differ by voxel_size) */
+    double maxd;       /* world metres */
+    unsigned flags;
+    /* closest hit */
+    bool found;
+    q_ray_hit best;
+    /* all hits */
+    q_ray_hit *hits;
+    size_t cap, count;
+    bool all;
+    uint64_t recent[64]; /* chunks already tested (a ring: neighbours recur only nearby) */
+    int nrecent, head;
+} ray_ctx;
+
+static void fill_hit(ray_ctx *r, const q_cache_entry *e, int s, uint32_t tri, float t, q_ray_hit *h)
+{
+    const q_chunk_mesh *m = &e->surface[s];
+    const float *a = m->positions + 3 * m->indices[3 * tri], *b = m->positions + 3 * m->indices[3 * tri + 1],
+                *c = m->positions + 3 * m->indices[3 * tri + 2];
+    double vs = r->p->voxel_size;
+    double n[3] = {((double)b[1] - a[1]) * ((double)c[2] - a[2]) - ((double)b[2] - a[2]) * ((double)c[1] - a[1]),
+                   ((double)b[2] - a[2]) * ((double)c[0] - a[0]) - ((double)b[0] - a[0]) * ((double)c[2] - a[2]),
+                   ((double)b[0] - a[0]) * ((double)c[1] - a[1]) - ((double)b[1] - a[1]) * ((double)c[0] - a[0])};
+    double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+    double facing = n[0] * r->d[0] + n[1] * r->d[1] + n[2] * r->d[2];
+    double sign = facing > 0 ? -1.0 : 1.0;
+    h->distance = t;
+    double local[3];
+    for (int k = 0; k < 3; k++) {
+        h->position[k] = r->o[k] * vs + r->d[k] * t;
+        h->normal[k] = len > 0 ? sign * n[k] / len : 0.0;
+        local[k] = h->position[k] - (double)((k == 0 ? e->cx : k == 1 ? e->cy : e->cz) * Q_PHYS_CHUNK) * vs;
+    }
+    /* material of the triangle's corner nearest to the hit */
+    double best = INFINITY;
+    for (int k = 0; k < 3; k++) {
+        uint16_t vi = m->indices[3 * tri + k];
+        const float *v = m->positions + 3 * vi;
+        double dd = (v[0] - local[0]) * (v[0] - local[0]) + (v[1] - local[1]) * (v[1] - local[1]) +
+                    (v[2] - local[2]) * (v[2] - local[2]);
+        if (dd < best) {
+            best = dd;
+            h->material = m->materials[vi];
+        }
+    }
+    h->water = s == 1;
+}
+
+typedef struct all_ctx {
+    ray_ctx *r;
+    const q_cache_entry *e;
+    int s;
+} all_ctx;
+
+static bool collect_hit(void *ud, float t, uint32_t tri)
+{
+    all_ctx *a = ud;
+    if (a->r->count < a->r->cap)
+        fill_hit(a->r, a->e, a->s, tri, t, &a->r->hits[a->r->count]);
+    a->r->count++;
+    return true;
+}
+
+/* Tests the triangles of one chunk against the whole segment. */
+static void test_chunk(ray_ctx *r, int64_t cx, int64_t cy, int64_t cz)
+{
+    if (!chunk_in_range(cx, cy, cz))
+        return;
+    uint64_t key = q_phys_key((int32_t)cx, (int32_t)cy, (int32_t)cz);
+    for (int i = 0; i < r->nrecent; i++)
+        if (r->recent[i] == key)
+            return;
+    r->recent[r->head] = key;
+    r->head = (r->head + 1) % 64;
+    if (r->nrecent < 64)
+        r->nrecent++;
+    const q_bp_entry *b = q_bp_find(r->p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+    if (!b)
+        return;
+    bool want[2] = {(r->flags & Q_RAY_SOLID) && b->solid_tag == Q_BP_MASK,
+                    (r->flags & Q_RAY_WATER) && b->water_tag == Q_BP_MASK};
+    if (!want[0] && !want[1])
+        return;
+    q_cache_entry *e = cache_get(r->p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+    if (!e)
+        return;
+    double vs = r->p->voxel_size;
+    float o[3], d[3];
+    const int64_t c[3] = {cx, cy, cz};
+    for (int k = 0; k < 3; k++) {
+        o[k] = (float)((r->o[k] - (double)(c[k] * Q_PHYS_CHUNK)) * vs);
+        d[k] = (float)r->d[k];
+    }
+    for (int s = 0; s < 2; s++) {
+        const q_chunk_mesh *m = &e->surface[s];
+        if (!want[s] || m->triangle_count == 0)
+            continue;
+        q_kd_mesh km = {m->positions, m->indices, NULL, m->triangle_count};
+        if (r->all) {
+            all_ctx a = {r, e, s};
+            q_kdtree_raycast_all(&m->tree, &km, o, d, (float)r->maxd, collect_hit, &a);
+            continue;
+        }
+        float t;
+        uint32_t tri;
+        float limit = r->found ? (float)r->best.distance : (float)r->maxd;
+        if (q_kdtree_raycast(&m->tree, &km, o, d, limit, &t, &tri) && (!r->found || t < r->best.distance)) {
+            r->found = true;
+            fill_hit(r, e, s, tri, t, &r->best);
+        }
+    }
+}
+
+static int compare_hits(const void *a, const void *b)
+{
+    const q_ray_hit *x = a, *y = b;
+    return x->distance < y->distance ? -1 : x->distance > y->distance ? 1 : 0;
+}
+
+/* Walks the chunks along the ray (Amanatides-Woo on the 8-voxel grid). A
+ * chunk's triangles reach half a voxel past its box, so where the segment
+ * inside a chunk comes within half a voxel of a face, the chunk across it is
+ * tested too. Closest-hit walks stop once the best hit lies before the
+ * current chunk's exit. */
+static void walk(ray_ctx *r)
+{
+    double vs = r->p->voxel_size;
+    double maxv = r->maxd / vs; /* segment length in voxel units */
+    int64_t c[3];
+    int step[3];
+    double tnext[3], tdelta[3];
+    for (int k = 0; k < 3; k++) {
+        double pos = r->o[k] / Q_PHYS_CHUNK;
+        c[k] = (int64_t)floor(pos);
+        if (r->d[k] > 0) {
+            step[k] = 1;
+            tdelta[k] = Q_PHYS_CHUNK / r->d[k];
+            tnext[k] = ((double)(c[k] + 1) * Q_PHYS_CHUNK - r->o[k]) / r->d[k];
+        } else if (r->d[k] < 0) {
+            step[k] = -1;
+            tdelta[k] = -Q_PHYS_CHUNK / r->d[k];
+            tnext[k] = ((double)c[k] * Q_PHYS_CHUNK - r->o[k]) / r->d[k];
+        } else {
+            step[k] = 0;
+            tdelta[k] = tnext[k] = INFINITY;
+        }
+    }
+    double tenter = 0;
+    for (int guard = 0; guard < (1 << 22); guard++) {
+        double texit = fmin(tnext[0], fmin(tnext[1], tnext[2]));
+        double tend = fmin(texit, maxv);
+        if (!r->all && r->found)
+            tend = fmin(tend, r->best.distance / vs);
+        /* neighbours the segment passes within half a voxel of */
+        int lo[3], hi[3];
+        for (int k = 0; k < 3; k++) {
+            double a = r->o[k] + r->d[k] * tenter, b = r->o[k] + r->d[k] * tend;
+            double mn = fmin(a, b), mx = fmax(a, b);
+            double base = (double)c[k] * Q_PHYS_CHUNK;
+            lo[k] = mn < base + 0.5 + 1e-6 ? -1 : 0;
+            hi[k] = mx > base + Q_PHYS_CHUNK - 0.5 - 1e-6 ? 1 : 0;
+        }
+        test_chunk(r, c[0], c[1], c[2]);
+        for (int dz = lo[2]; dz <= hi[2]; dz++)
+            for (int dy = lo[1]; dy <= hi[1]; dy++)
+                for (int dx = lo[0]; dx <= hi[0]; dx++)
+                    if (dx || dy || dz)
+                        test_chunk(r, c[0] + dx, c[1] + dy, c[2] + dz);
+        if (!r->all && r->found && r->best.distance / vs <= texit)
+            return;
+        if (texit > maxv)
+            return;
+        int k = tnext[0] <= tnext[1] && tnext[0] <= tnext[2] ? 0 : tnext[1] <= tnext[2] ? 1 : 2;
+        c[k] += step[k];
+        tenter = tnext[k];
+        tnext[k] += tdelta[k];
+        if (!chunk_in_range(c[0], c[1], c[2]) &&
+            ((step[k] > 0 && c[k] > (k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK) ||
+             (step[k] < 0 && c[k] < -(k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK - 1)))
+            return;
+    }
+}
+
+static bool ray_setup(ray_ctx *r, q_terrain_physics *p, const double origin[3], const double dir[3],
+                      double max_distance, unsigned flags)
+{
+    memset(r, 0, sizeof *r);
+    double len = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
+    if (!(len > 0 && isfinite(len) && max_distance >= 0 && isfinite(origin[0]) && isfinite(origin[1]) &&
+          isfinite(origin[2])))
+        return false;
+    if (!q_terrain_physics_sync(p))
+        return false;
+    r->p = p;
+    for (int k = 0; k < 3; k++) {
+        r->o[k] = origin[k] / p->voxel_size;
+        r->d[k] = dir[k] / len;
+    }
+    r->maxd = fmin(max_distance, 1e9);
+    r->flags = flags;
+    return true;
+}
+
+bool q_terrain_physics_raycast(q_terrain_physics *p, const double origin[3], const double dir[3],
+                               double max_distance, unsigned flags, q_ray_hit *hit)
+{
+    ray_ctx r;
+    if (!ray_setup(&r, p, origin, dir, max_distance, flags))
+        return false;
+    walk(&r);
+    if (r.found)
+        *hit = r.best;
+    return r.found;
+}
+
+size_t q_terrain_physics_raycast_all(q_terrain_physics *p, const double origin[3], const double dir[3],
+                                     double max_distance, unsigned flags, q_ray_hit *hits, size_t cap)
+{
+    ray_ctx r;
+    if (!ray_setup(&r, p, origin, dir, max_distance, flags))
+        return 0;
+    r.all = true;
+    r.hits = hits;
+    r.cap = cap;
+    walk(&r);
+    qsort(hits, r.count < cap ? r.count : cap, sizeof *hits, compare_hits);
+    return r.count;
+}
+
+/* ---- exact overlaps ---- */
+
+/* Squared distance from p to triangle abc (Ericson, Real-Time Collision
+ * Detection, 5.1.5). */
+static double point_triangle_dist2(const double p[3], const double a[3], const double b[3], const double c[3])
+{
+    double ab[3], ac[3], ap[3], q[3];
+    for (int k = 0; k < 3; k++) {
+        ab[k] = b[k] - a[k];
+        ac[k] = c[k] - a[k];
+        ap[k] = p[k] - a[k];
+    }
+#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
+    double d1 = DOT(ab, ap), d2 = DOT(ac, ap);
+    if (d1 <= 0 && d2 <= 0) {
+        memcpy(q, a, sizeof q);
+        goto done;
+    }
+    double bp[3] = {p[0] - b[0], p[1] - b[1], p[2] - b[2]};
+    double d3 = DOT(ab, bp), d4 = DOT(ac, bp);
+    if (d3 >= 0 && d4 <= d3) {
+        memcpy(q, b, sizeof q);
+        goto done;
+    }
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        double v = d1 / (d1 - d3);
+        for (int k = 0; k < 3; k++)
+            q[k] = a[k] + v * ab[k];
+        goto done;
+    }
+    double cp[3] = {p[0] - c[0], p[1] - c[1], p[2] - c[2]};
+    double d5 = DOT(ab, cp), d6 = DOT(ac, cp);
+    if (d6 >= 0 && d5 <= d6) {
+        memcpy(q, c, sizeof q);
+        goto done;
+    }
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        double w = d2 / (d2 - d6);
+        for (int k = 0; k < 3; k++)
+            q[k] = a[k] + w * ac[k];
+        goto done;
+    }
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        for (int k = 0; k < 3; k++)
+            q[k] = b[k] + w * (c[k] - b[k]);
+        goto done;
+    }
+    {
+        double den = 1.0 / (va + vb + vc), v = vb * den, w = vc * den;
+        for (int k = 0; k < 3; k++)
+            q[k] = a[k] + ab[k] * v + ac[k] * w;
+    }
+done:;
+    double d[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
+    return DOT(d, d);
+}
+
+/* Triangle against an axis-aligned box centred at the origin (separating
+ * axis test: 3 box axes, the triangle normal, 9 edge cross products). */
+static bool triangle_box(const double v0[3], const double v1[3], const double v2[3], const double h[3])
+{
+    const double *v[3] = {v0, v1, v2};
+    for (int a = 0; a < 3; a++) {
+        double mn = fmin(v0[a], fmin(v1[a], v2[a])), mx = fmax(v0[a], fmax(v1[a], v2[a]));
+        if (mn > h[a] || mx < -h[a])
+            return false;
+    }
+    double e[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            e[i][k] = v[(i + 1) % 3][k] - v[i][k];
+    double n[3] = {e[0][1] * e[1][2] - e[0][2] * e[1][1], e[0][2] * e[1][0] - e[0][0] * e[1][2],
+                   e[0][0] * e[1][1] - e[0][1] * e[1][0]};
+    double dn = DOT(n, v0), rn = h[0] * fabs(n[0]) + h[1] * fabs(n[1]) + h[2] * fabs(n[2]);
+    if (fabs(dn) > rn)
+        return false;
+    for (int i = 0; i < 3; i++)
+        for (int a = 0; a < 3; a++) {
+            double axis[3] = {0, 0, 0};
+            axis[(a + 1) % 3] = -e[i][(a + 2) % 3];
+            axis[(a + 2) % 3] = e[i][(a + 1) % 3];
+            double p0 = DOT(axis, v0), p1 = DOT(axis, v1), p2 = DOT(axis, v2);
+            double r = h[0] * fabs(axis[0]) + h[1] * fabs(axis[1]) + h[2] * fabs(axis[2]);
+            if (fmin(p0, fmin(p1, p2)) > r || fmax(p0, fmax(p1, p2)) < -r)
+                return false;
+        }
+    return true;
+#undef DOT
+}
+
+typedef struct shape_query {
+    bool sphere;
+    double center[3]; /* world */
+    double radius;
+    double half[3];
+} shape_query;
+
+static bool shape_hits_triangles(q_terrain_physics *p, const q_cache_entry *e, int s, const shape_query *q)
+{
+    const q_chunk_mesh *m = &e->surface[s];
+    if (m->triangle_count == 0)
+        return false;
+    double vs = p->voxel_size;
+    double base[3] = {e->cx * Q_PHYS_CHUNK * vs, e->cy * Q_PHYS_CHUNK * vs, e->cz * Q_PHYS_CHUNK * vs};
+    double c[3];
+    float mn[3], mx[3];
+    for (int k = 0; k < 3; k++) {
+        c[k] = q->center[k] - base[k];
+        double ext = q->sphere ? q->radius : q->half[k];
+        mn[k] = (float)(c[k] - ext) - 1e-4f;
+        mx[k] = (float)(c[k] + ext) + 1e-4f;
+    }
+    uint32_t tris[256];
+    q_kd_mesh km = {m->positions, m->indices, NULL, m->triangle_count};
+    size_t n = q_kdtree_query_aabb(&m->tree, &km, mn, mx, tris, 256);
+    bool all = n > 256; /* more candidates than the buffer: test every triangle */
+    size_t count = all ? m->triangle_count : n;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t t = all ? (uint32_t)i : tris[i];
+        double v[3][3];
+        for (int j = 0; j < 3; j++)
+            for (int a = 0; a < 3; a++)
+                v[j][a] = m->positions[3 * m->indices[3 * t + j] + a] - c[a];
+        if (q->sphere ? point_triangle_dist2((double[3]){0, 0, 0}, v[0], v[1], v[2]) <= q->radius * q->radius
+                      : triangle_box(v[0], v[1], v[2], q->half))
+            return true;
+    }
+    return false;
+}
+
+static bool point_inside(q_terrain_physics *p, const double pos[3], int s)
+{
+    double v[3] = {pos[0] / p->voxel_size, pos[1] / p->voxel_size, pos[2] / p->voxel_size};
+    if (s == 0)
+        return q_terrain_solid_density(p->terrain, v) >= 0.5;
+    double f[3], sum = 0;
+    int32_t i0[3];
+    for (int a = 0; a < 3; a++) {
+        double t = v[a] - 0.5, fl = floor(t);
+        if (!(fl > -Q_TERRAIN_LIMIT && fl < Q_TERRAIN_LIMIT - 1))
+            return false;
+        i0[a] = (int32_t)fl;
+        f[a] = t - fl;
+    }
+    for (int k = 0; k < 8; k++) {
+        int dx = k & 1, dy = (k >> 1) & 1, dz = (k >> 2) & 1;
+        q_voxel vox = q_terrain_get(p->terrain, i0[0] + dx, i0[1] + dy, i0[2] + dz);
+        if (!p->liquid[vox.material] || vox.occupancy == 0)
+            continue;
+        sum += (dx ? f[0] : 1 - f[0]) * (dy ? f[1] : 1 - f[1]) * (dz ? f[2] : 1 - f[2]) * vox.occupancy / 255.0;
+    }
+    return sum >= 0.5;
+}
+
+static q_overlap overlap_shape(q_terrain_physics *p, const shape_query *q)
+{
+    q_overlap r = {false, false};
+    double mn[3], mx[3];
+    for (int k = 0; k < 3; k++) {
+        double ext = q->sphere ? q->radius : q->half[k];
+        mn[k] = q->center[k] - ext;
+        mx[k] = q->center[k] + ext;
+    }
+    q_overlap bp = q_terrain_physics_broadphase(p, mn, mx);
+    if (!bp.solid && !bp.water)
+        return r;
+    r.solid = bp.solid && point_inside(p, q->center, 0);
+    r.water = bp.water && point_inside(p, q->center, 1);
+    double vs = p->voxel_size;
+    int64_t cmin[3], cmax[3];
+    for (int k = 0; k < 3; k++) {
+        cmin[k] = (int64_t)floor(mn[k] / vs / Q_PHYS_CHUNK - 1.0 / 16);
+        cmax[k] = (int64_t)floor(mx[k] / vs / Q_PHYS_CHUNK + 1.0 / 16);
+    }
+    for (int64_t cz = cmin[2]; cz <= cmax[2]; cz++)
+        for (int64_t cy = cmin[1]; cy <= cmax[1]; cy++)
+            for (int64_t cx = cmin[0]; cx <= cmax[0]; cx++) {
+                if (r.solid && r.water)
+                    return r;
+                const q_bp_entry *b = q_bp_find(p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+                if (!b || ((r.solid || b->solid_tag != Q_BP_MASK) && (r.water || b->water_tag != Q_BP_MASK)))
+                    continue;
+                q_cache_entry *e = cache_get(p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+                if (!e)
+                    return bp; /* out of memory: answer conservatively */
+                if (!r.solid && b->solid_tag == Q_BP_MASK)
+                    r.solid = shape_hits_triangles(p, e, 0, q);
+                if (!r.water && b->water_tag == Q_BP_MASK && bp.water)
+                    r.water = shape_hits_triangles(p, e, 1, q);
+            }
+    return r;
+}
+
+q_overlap q_terrain_physics_overlap_sphere(q_terrain_physics *p, const double center[3], double radius)
+{
+    shape_query q = {true, {center[0], center[1], center[2]}, radius, {0, 0, 0}};
+    return overlap_shape(p, &q);
+}
+
+q_overlap q_terrain_physics_overlap_box(q_terrain_physics *p, const double center[3], const double half[3])
+{
+    shape_query q = {false, {center[0], center[1], center[2]}, 0, {half[0], half[1], half[2]}};
+    return overlap_shape(p, &q);
+}
+
+q_terrain_physics_stats q_terrain_physics_get_stats(q_terrain_physics *p)
+{
+    q_terrain_physics_sync(p);
+    q_terrain_physics_stats s = {0};
+    s.broadphase_chunks = p->bp.count;
+    s.broadphase_bytes = p->bp.capacity * sizeof(q_bp_entry) + p->masks.capacity * sizeof(q_mask_slot) +
+                         (size_t)q_hashmap_bytes(&p->bp_index);
+    s.cached_chunks = p->cache.count;
+    s.cache_bytes = p->cache_bytes;
+    for (size_t i = 0; i < p->cache.count; i++)
+        for (int k = 0; k < 2; k++) {
+            s.triangles += p->cache.data[i].surface[k].triangle_count;
+            s.kd_nodes += p->cache.data[i].surface[k].tree.node_count;
+        }
+    return s;
+}
