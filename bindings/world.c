@@ -172,19 +172,21 @@ static int world_save(lua_State *L)
 
 typedef struct query_opts {
     unsigned flags;
+    bool exact; /* overlaps: false asks the bit broadphase only (conservative) */
 } query_opts;
 
 static query_opts check_query_opts(lua_State *L, int idx)
 {
-    query_opts o = {Q_RAY_SOLID};
+    query_opts o = {Q_RAY_SOLID, true};
     if (lua_isnoneornil(L, idx))
         return o;
-    static const char *const fields[] = {"terrain", "bodies", "water", "ignore", NULL};
+    static const char *const fields[] = {"terrain", "bodies", "water", "ignore", "exact", NULL};
     ql_check_fields(L, idx, fields);
     bool terrain = true, water = false, bodies = true;
     ql_field_boolean(L, idx, idx - 1, "terrain", &terrain);
     ql_field_boolean(L, idx, idx - 1, "water", &water);
     ql_field_boolean(L, idx, idx - 1, "bodies", &bodies);
+    ql_field_boolean(L, idx, idx - 1, "exact", &o.exact);
     int t = lua_getfield(L, idx, "ignore");
     if (t != LUA_TNIL && t != LUA_TTABLE)
         luaL_argerror(L, idx, "field 'ignore' must be a list of bodies");
@@ -315,7 +317,12 @@ static int world_overlap_sphere(lua_State *L)
     ql_check_vec3(L, 2, c);
     double r = ql_check_positive(L, 3, "radius");
     query_opts opts = check_query_opts(L, 4);
-    return push_overlap(L, q_terrain_physics_overlap_sphere(q_world_terrain_physics(w), c, r), opts.flags);
+    q_terrain_physics *p = q_world_terrain_physics(w);
+    if (!opts.exact) {
+        double mn[3] = {c[0] - r, c[1] - r, c[2] - r}, mx[3] = {c[0] + r, c[1] + r, c[2] + r};
+        return push_overlap(L, q_terrain_physics_broadphase(p, mn, mx), opts.flags);
+    }
+    return push_overlap(L, q_terrain_physics_overlap_sphere(p, c, r), opts.flags);
 }
 
 static int world_overlap_box(lua_State *L)
@@ -328,7 +335,12 @@ static int world_overlap_box(lua_State *L)
         if (!(h[a] > 0))
             return luaL_argerror(L, 3, "half extents must be > 0");
     query_opts opts = check_query_opts(L, 4);
-    return push_overlap(L, q_terrain_physics_overlap_box(q_world_terrain_physics(w), c, h), opts.flags);
+    q_terrain_physics *p = q_world_terrain_physics(w);
+    if (!opts.exact) {
+        double mn[3] = {c[0] - h[0], c[1] - h[1], c[2] - h[2]}, mx[3] = {c[0] + h[0], c[1] + h[1], c[2] + h[2]};
+        return push_overlap(L, q_terrain_physics_broadphase(p, mn, mx), opts.flags);
+    }
+    return push_overlap(L, q_terrain_physics_overlap_box(p, c, h), opts.flags);
 }
 
 static int world_destroy(lua_State *L)

@@ -130,7 +130,7 @@ q_overlap q_terrain_physics_broadphase(q_terrain_physics *p, const double min[3]
                         *flag = true;
                         continue;
                     }
-                    const uint64_t *words = kind == 0 ? p->masks.data[e->slot].solid : p->masks.data[e->slot].water;
+                    const uint64_t *words = p->pool[kind].slots.data[e->slot[kind]].bits;
                     for (int y = lo[1]; y <= hi[1]; y++)
                         if (words[y] & mask) {
                             *flag = true;

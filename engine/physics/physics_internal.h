@@ -24,12 +24,19 @@ typedef struct q_bp_masks {
 typedef struct q_bp_entry {
     int32_t cx, cy, cz;
     uint8_t solid_tag, water_tag;
-    uint32_t slot; /* into masks when either tag is MASK */
+    uint32_t slot[2]; /* solid and water mask slots, for MASK tags; else UINT32_MAX */
 } q_bp_entry;
 
 typedef struct q_mask_slot {
-    uint64_t solid[8], water[8];
+    uint64_t bits[8];
 } q_mask_slot;
+
+/* Masks of one kind (solid or water): 64-byte slots with a free list, so a
+ * chunk pays only for the masks it has. */
+typedef struct q_mask_pool {
+    Q_ARRAY(q_mask_slot) slots;
+    Q_ARRAY(uint32_t) free;
+} q_mask_pool;
 
 /* A cached chunk: its solid and water meshes (positions relative to the
  * chunk corner, world units) and their trees. */
@@ -57,8 +64,7 @@ struct q_terrain_physics {
 
     q_hashmap bp_index;
     Q_ARRAY(q_bp_entry) bp;
-    Q_ARRAY(q_mask_slot) masks;
-    Q_ARRAY(uint32_t) free_slots;
+    q_mask_pool pool[2]; /* solid, water */
 
     q_hashmap cache_index;
     Q_ARRAY(q_cache_entry) cache;

@@ -74,8 +74,10 @@ void q_terrain_physics_destroy(q_terrain_physics *p)
     q_array_free(&p->cache);
     q_hashmap_free(&p->cache_index);
     q_array_free(&p->bp);
-    q_array_free(&p->masks);
-    q_array_free(&p->free_slots);
+    for (int k = 0; k < 2; k++) {
+        q_array_free(&p->pool[k].slots);
+        q_array_free(&p->pool[k].free);
+    }
     q_hashmap_free(&p->bp_index);
     q_box box = {{0, 0, 0}, {Q_PHYS_CHUNK, Q_PHYS_CHUNK, Q_PHYS_CHUNK}};
     q_free(p->dc_scratch, q_dc_scratch_bytes(box));
@@ -95,11 +97,32 @@ const q_bp_entry *q_bp_find(const q_terrain_physics *p, int32_t cx, int32_t cy, 
     return i == Q_HASHMAP_EMPTY ? NULL : &p->bp.data[i];
 }
 
+/* Slot pools keep `free` able to hold every slot, so releasing never fails. */
+static bool pool_take(q_mask_pool *pool, uint32_t *slot)
+{
+    if (pool->free.count > 0) {
+        *slot = pool->free.data[--pool->free.count];
+        return true;
+    }
+    if (!q_array_reserve(&pool->slots, pool->slots.count + 1) || !q_array_reserve(&pool->free, pool->slots.count + 1))
+        return false;
+    *slot = (uint32_t)pool->slots.count++;
+    return true;
+}
+
+static void pool_give(q_mask_pool *pool, uint32_t *slot)
+{
+    if (*slot == UINT32_MAX)
+        return;
+    pool->free.data[pool->free.count++] = *slot;
+    *slot = UINT32_MAX;
+}
+
 static void bp_remove(q_terrain_physics *p, uint32_t i)
 {
     q_bp_entry *e = &p->bp.data[i];
-    if (e->slot != UINT32_MAX)
-        q_array_push(&p->free_slots, e->slot); /* reserved beforehand: cannot fail */
+    for (int k = 0; k < 2; k++)
+        pool_give(&p->pool[k], &e->slot[k]);
     q_hashmap_remove(&p->bp_index, q_phys_key(e->cx, e->cy, e->cz));
     size_t last = p->bp.count - 1;
     if (i != last) {
@@ -120,8 +143,6 @@ static bool bp_update(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
     uint64_t key = q_phys_key(cx, cy, cz);
     uint32_t i = q_hashmap_get(&p->bp_index, key);
     if (m.solid_tag == Q_BP_NONE && m.water_tag == Q_BP_NONE) {
-        if (i != Q_HASHMAP_EMPTY && !q_array_reserve(&p->free_slots, p->free_slots.count + 1))
-            return false;
         if (i != Q_HASHMAP_EMPTY)
             bp_remove(p, i);
         return true;
@@ -130,29 +151,22 @@ static bool bp_update(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
         if (!q_array_reserve(&p->bp, p->bp.count + 1) || !q_hashmap_set(&p->bp_index, key, (uint32_t)p->bp.count))
             return false;
         i = (uint32_t)p->bp.count++;
-        p->bp.data[i] = (q_bp_entry){cx, cy, cz, 0, 0, UINT32_MAX};
+        p->bp.data[i] = (q_bp_entry){cx, cy, cz, 0, 0, {UINT32_MAX, UINT32_MAX}};
     }
     q_bp_entry *e = &p->bp.data[i];
-    bool needs_slot = m.solid_tag == Q_BP_MASK || m.water_tag == Q_BP_MASK;
-    if (needs_slot && e->slot == UINT32_MAX) {
-        if (p->free_slots.count > 0) {
-            e->slot = p->free_slots.data[--p->free_slots.count];
-        } else {
-            if (!q_array_reserve(&p->masks, p->masks.count + 1) ||
-                !q_array_reserve(&p->free_slots, p->masks.count + 1))
+    const uint8_t tags[2] = {m.solid_tag, m.water_tag};
+    const uint64_t *bits[2] = {m.solid, m.water};
+    for (int k = 0; k < 2; k++) {
+        if (tags[k] == Q_BP_MASK) {
+            if (e->slot[k] == UINT32_MAX && !pool_take(&p->pool[k], &e->slot[k]))
                 return false;
-            e->slot = (uint32_t)p->masks.count++;
+            memcpy(p->pool[k].slots.data[e->slot[k]].bits, bits[k], 8 * sizeof(uint64_t));
+        } else {
+            pool_give(&p->pool[k], &e->slot[k]);
         }
-    } else if (!needs_slot && e->slot != UINT32_MAX) {
-        q_array_push(&p->free_slots, e->slot); /* capacity kept >= masks.count */
-        e->slot = UINT32_MAX;
     }
     e->solid_tag = m.solid_tag;
     e->water_tag = m.water_tag;
-    if (needs_slot) {
-        memcpy(p->masks.data[e->slot].solid, m.solid, sizeof m.solid);
-        memcpy(p->masks.data[e->slot].water, m.water, sizeof m.water);
-    }
     return true;
 }
 
@@ -305,8 +319,8 @@ static bool rebuild_all(q_terrain_physics *p)
 {
     clear_cache(p);
     p->bp.count = 0;
-    p->masks.count = 0;
-    p->free_slots.count = 0;
+    for (int k = 0; k < 2; k++)
+        p->pool[k].slots.count = p->pool[k].free.count = 0;
     q_hashmap_clear(&p->bp_index);
     size_t n = q_terrain_chunk_count(p->terrain);
     q_chunk_view *views = q_alloc(n * sizeof *views + 1);
@@ -795,8 +809,9 @@ q_terrain_physics_stats q_terrain_physics_get_stats(q_terrain_physics *p)
     q_terrain_physics_sync(p);
     q_terrain_physics_stats s = {0};
     s.broadphase_chunks = p->bp.count;
-    s.broadphase_bytes = p->bp.capacity * sizeof(q_bp_entry) + p->masks.capacity * sizeof(q_mask_slot) +
-                         (size_t)q_hashmap_bytes(&p->bp_index);
+    s.broadphase_bytes = p->bp.count * sizeof(q_bp_entry) + (size_t)q_hashmap_bytes(&p->bp_index);
+    for (int k = 0; k < 2; k++)
+        s.broadphase_bytes += (p->pool[k].slots.count - p->pool[k].free.count) * sizeof(q_mask_slot);
     s.cached_chunks = p->cache.count;
     s.cache_bytes = p->cache_bytes;
     for (size_t i = 0; i < p->cache.count; i++)

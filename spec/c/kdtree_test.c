@@ -1,0 +1,169 @@
+/* kD tree invariants and queries against brute force, on random triangle
+ * soups and degenerate input. TAP output. */
+#include "core/alloc.h"
+#include "physics/kdtree.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_no, failures;
+
+static void report(const char *name, int ok)
+{
+    printf("%s %d - %s\n", ok ? "ok" : "not ok", ++test_no, name);
+    failures += !ok;
+}
+
+static uint64_t state = 0x853c49e6748fea9bull;
+static float frand(void)
+{
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((state >> 40) & 0xffffff) / (float)0x1000000;
+}
+
+typedef struct soup {
+    float *pos;
+    uint32_t *idx;
+    uint32_t ntri;
+} soup;
+
+/* kind 0: random small triangles; 1: all triangles identical; 2: a thin
+ * line of triangles; 3: huge spread of scales. */
+static soup make_soup(uint32_t ntri, int kind)
+{
+    soup s = {malloc(ntri * 9 * sizeof(float)), malloc(ntri * 3 * sizeof(uint32_t)), ntri};
+    for (uint32_t t = 0; t < ntri; t++) {
+        float c[3] = {frand() * 100, frand() * 100, frand() * 100};
+        if (kind == 1)
+            c[0] = c[1] = c[2] = 5;
+        if (kind == 2)
+            c[1] = c[2] = 0;
+        float scale = kind == 3 ? powf(10.0f, frand() * 4 - 2) : 1.0f;
+        for (int k = 0; k < 3; k++) {
+            for (int a = 0; a < 3; a++)
+                s.pos[9 * t + 3 * k + a] = c[a] + (frand() - 0.5f) * 2 * scale;
+            s.idx[3 * t + k] = 3 * t + (uint32_t)k;
+        }
+    }
+    return s;
+}
+
+static int check_invariants(const q_kdtree *tree, uint32_t ntri)
+{
+    unsigned char *seen = calloc(ntri ? ntri : 1, 1);
+    int ok = tree->depth < Q_KD_MAX_DEPTH;
+    for (uint32_t i = 0; i < tree->node_count; i++) {
+        const q_kd_node *n = &tree->nodes[i];
+        if ((n->axis_index & 3u) != 3u) {
+            ok &= (n->axis_index >> 2) + 1 < tree->node_count;
+            continue;
+        }
+        uint32_t count = n->axis_index >> 2;
+        ok &= count >= 1 && count <= 2;
+        for (uint32_t k = 0; k < count && k < 2; k++) {
+            uint32_t t = n->u.triangles[k];
+            ok &= t < ntri && !seen[t];
+            if (t < ntri)
+                seen[t] = 1;
+        }
+    }
+    for (uint32_t t = 0; t < ntri; t++)
+        ok &= seen[t];
+    free(seen);
+    return ok;
+}
+
+static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays)
+{
+    int ok = 1;
+    for (int r = 0; r < rays; r++) {
+        float o[3] = {frand() * 120 - 10, frand() * 120 - 10, frand() * 120 - 10};
+        float d[3] = {frand() - 0.5f, frand() - 0.5f, frand() - 0.5f};
+        if (r % 5 == 0)
+            d[0] = d[1] = 0, d[2] = 1; /* axis-aligned */
+        float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        for (int a = 0; a < 3; a++)
+            d[a] /= len;
+        float tmax = r % 2 ? 10.0f : 200.0f;
+        float best = INFINITY;
+        for (uint32_t t = 0; t < m->triangle_count; t++) {
+            const float *p = m->positions;
+            const uint32_t *ix = m->indices32 + 3 * t;
+            float h = q_ray_triangle(o, d, p + 3 * ix[0], p + 3 * ix[1], p + 3 * ix[2]);
+            if (h >= 0 && h <= tmax && h < best)
+                best = h;
+        }
+        float t;
+        uint32_t tri;
+        bool hit = q_kdtree_raycast(tree, m, o, d, tmax, &t, &tri);
+        ok &= hit == (best != INFINITY);
+        if (hit && best != INFINITY)
+            ok &= fabsf(t - best) <= 1e-5f * fmaxf(1.0f, best);
+    }
+    return ok;
+}
+
+static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries)
+{
+    int ok = 1;
+    uint32_t *out = malloc(m->triangle_count * sizeof(uint32_t) + 4);
+    for (int q = 0; q < queries; q++) {
+        float mn[3], mx[3];
+        for (int a = 0; a < 3; a++) {
+            mn[a] = frand() * 100;
+            mx[a] = mn[a] + frand() * 20;
+        }
+        size_t expect = 0;
+        for (uint32_t t = 0; t < m->triangle_count; t++) {
+            int overlap = 1;
+            for (int a = 0; a < 3; a++) {
+                float lo = INFINITY, hi = -INFINITY;
+                for (int k = 0; k < 3; k++) {
+                    float v = m->positions[3 * m->indices32[3 * t + k] + a];
+                    lo = fminf(lo, v);
+                    hi = fmaxf(hi, v);
+                }
+                overlap &= hi >= mn[a] && lo <= mx[a];
+            }
+            expect += (size_t)overlap;
+        }
+        ok &= q_kdtree_query_aabb(tree, m, mn, mx, out, m->triangle_count) == expect;
+    }
+    free(out);
+    return ok;
+}
+
+int main(void)
+{
+    static const char *kinds[] = {"random", "identical", "collinear", "multi-scale"};
+    for (int kind = 0; kind < 4; kind++) {
+        for (uint32_t n = 1; n <= 3000; n = n * 7 + 1) {
+            soup s = make_soup(n, kind);
+            q_kd_mesh m = {s.pos, NULL, s.idx, n};
+            q_kdtree tree;
+            char name[128];
+            int built = q_kdtree_build(&tree, &m);
+            snprintf(name, sizeof name, "%s soup of %u triangles: every triangle in one leaf, <= 2 per leaf, depth %u",
+                     kinds[kind], n, built ? tree.depth : 0);
+            report(name, built && check_invariants(&tree, n));
+            snprintf(name, sizeof name, "%s soup of %u triangles: closest hits equal brute force", kinds[kind], n);
+            report(name, built && check_rays(&tree, &m, 300));
+            snprintf(name, sizeof name, "%s soup of %u triangles: AABB queries equal brute force", kinds[kind], n);
+            report(name, built && check_aabb(&tree, &m, 100));
+            q_kdtree_free(&tree);
+            free(s.pos);
+            free(s.idx);
+        }
+    }
+    q_kdtree empty;
+    q_kd_mesh none = {NULL, NULL, NULL, 0};
+    float o[3] = {0, 0, 0}, d[3] = {1, 0, 0}, t;
+    uint32_t tri;
+    report("an empty mesh gives an empty tree that nothing hits",
+           q_kdtree_build(&empty, &none) && empty.node_count == 0 && !q_kdtree_raycast(&empty, &none, o, d, 10, &t, &tri));
+    report("kD tree memory is returned", q_alloc_live_bytes() == 0);
+    printf("1..%d\n", test_no);
+    return failures ? 1 : 0;
+}
