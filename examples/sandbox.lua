@@ -36,11 +36,11 @@ local HELP = {
 
 function quarry.load(args)
   world = quarry.world.new{}
-  world.terrain:generate{kind = "caves", size = SIZE, seed = 1, water_level = 43}
+  world.terrain:generate{kind = "caves", size = SIZE, seed = 1, water_level = 41}
   g.set_clear_color(SKY)
 
   -- Start outside one corner, looking across the world at its centre.
-  camera = {position = quarry.vec3(-12, 68, -12), yaw = math.rad(45), pitch = math.rad(-14)}
+  camera = {position = quarry.vec3(-6, 62, -6), yaw = math.rad(45), pitch = math.rad(-12)}
   brush, material = 3, 1
   looking = false          -- middle button held
   shots, frames = 0, 0

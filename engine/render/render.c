@@ -230,6 +230,13 @@ void q_render_begin_frame(q_renderer *r, int width, int height, int window_width
 void q_render_end_frame(q_renderer *r, const q_camera *camera)
 {
     q_overlay_flush(r, camera);
+    /* A GL error is a bug in the renderer: say so once, not every frame. */
+    GLenum e = glGetError();
+    if (e != GL_NO_ERROR && !r->reported_gl_error) {
+        fprintf(stderr, "quarry: OpenGL error 0x%04x in frame %llu (renderer bug)\n", e,
+                (unsigned long long)r->frame);
+        r->reported_gl_error = true;
+    }
 }
 
 void q_render_clear(const float clear_rgba[4])

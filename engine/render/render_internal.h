@@ -65,6 +65,7 @@ struct q_renderer {
     int world_count, world_capacity;
 
     uint64_t frame;
+    bool reported_gl_error;
     int width, height, window_width, window_height;
     float clear_color[4];
     q_render_stats stats;

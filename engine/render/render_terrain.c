@@ -35,7 +35,7 @@
 #define SURFACES 2     /* Q_SURFACE_SOLID, Q_SURFACE_WATER */
 #define TILE_VOXELS 4  /* one texture tile spans this many voxels */
 #define DEFAULT_FOG_VOXELS 400.0
-#define BOX_HIGHLIGHT_FRAMES 30 /* chunk boxes show recent remeshes this long */
+#define BOX_HIGHLIGHT_FRAMES 30 /* chunk boxes show remeshes after edits this long */
 
 typedef struct chunk_mesh {
     GLuint buffer;          /* vertices, then indices; 0 when empty */
@@ -57,6 +57,7 @@ struct q_world_cache {
     uint64_t last_frame;    /* renderer frame of the last draw */
     uint64_t version;       /* terrain version the meshes are of */
     bool valid;             /* false: everything must be marked dirty */
+    uint64_t rebuilt_frame; /* frame everything was last marked dirty */
     float scale;            /* voxel_size the meshes were built with */
     q_hashmap map;          /* chunk key -> index into chunks */
     render_chunk *chunks;
@@ -607,7 +608,8 @@ static void chunk_boxes(q_renderer *r, const q_world_cache *c)
             lo[a] = (float)ch->c[a] * Q_CHUNK_SIZE * c->scale;
             hi[a] = lo[a] + Q_CHUNK_SIZE * c->scale;
         }
-        const float *col = r->frame - ch->meshed_frame < BOX_HIGHLIGHT_FRAMES ? recent : steady;
+        bool edited = ch->meshed_frame != c->rebuilt_frame && r->frame - ch->meshed_frame < BOX_HIGHLIGHT_FRAMES;
+        const float *col = edited ? recent : steady;
         for (int e = 0; e < 12; e++) {
             /* Edge e runs along axis e / 4 from the corner picked by the
              * two bits of e % 4 on the other two axes. */
@@ -640,10 +642,13 @@ bool q_render_draw_world(q_renderer *r, uint64_t key, q_world *w, const q_camera
     if (!c->valid || c->scale != scale) {
         c->scale = scale;
         c->valid = mark_all(c, t);
+        c->rebuilt_frame = r->frame;
     } else if (version != c->version) {
         mark_ctx m = {c, false};
-        if (!q_terrain_changes_since(t, c->version, on_change, &m))
+        if (!q_terrain_changes_since(t, c->version, on_change, &m)) {
             m.failed = !mark_all(c, t);
+            c->rebuilt_frame = r->frame;
+        }
         c->valid = !m.failed;
     }
     c->version = version;
@@ -653,10 +658,12 @@ bool q_render_draw_world(q_renderer *r, uint64_t key, q_world *w, const q_camera
     }
     r->stats.mesh_ms += now_ms() - t0;
 
-    float vp[16];
-    q_camera_view_proj(camera, r->height > 0 ? (float)r->width / (float)r->height : 1.0f, vp);
+    mat4 view_proj; /* cglm's SIMD code needs its aligned type */
+    q_camera_view_proj(camera, r->height > 0 ? (float)r->width / (float)r->height : 1.0f,
+                       (float *)view_proj);
+    const float *vp = (const float *)view_proj;
     vec4 planes[6];
-    glm_frustum_planes((vec4 *)vp, planes);
+    glm_frustum_planes(view_proj, planes);
     float fog_color[3];
     for (int k = 0; k < 3; k++)
         fog_color[k] = powf(r->clear_color[k], 2.2f);
