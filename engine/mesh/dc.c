@@ -314,6 +314,7 @@ static int64_t make_cell(dc_ctx *c, int64_t x, int64_t y, int64_t z)
              * planes can run far away, and the cell bound is what keeps the
              * mesh free of fold-overs between neighbouring cells. */
             double l = v[k] < 0 ? 0 : v[k] > 1 ? 1 : v[k];
+            l = nearbyint(l * Q_DC_GRID) / Q_DC_GRID;
             pos[k] = (float)(((double)(cell[k] - c->out->origin[k]) + 0.5 + l) * c->scale);
         }
         if (c->out->normals) {

@@ -22,6 +22,10 @@
  * the pieces have bit-identical vertex positions. This is what lets 8^3
  * physics chunks and 32^3 render chunks share the mesher.
  *
+ * Vertices are snapped to a grid of 1/Q_DC_GRID voxel (invisible at 2^-11
+ * voxel), so chunk meshes can store them exactly as 16-bit integers relative
+ * to the chunk corner (physics/terrain_physics.c does).
+ *
  * Positions are in voxel units times `scale` (pass the world's voxel_size to
  * get world units), relative to out->origin: a vertex of cell (i, j, k) lies
  * in ([i+.5, i+1.5] - origin)^3 * scale.
@@ -33,6 +37,8 @@
 #include <stdint.h>
 
 #include "voxel/terrain.h"
+
+#define Q_DC_GRID 2048
 
 typedef enum q_surface { Q_SURFACE_SOLID, Q_SURFACE_WATER } q_surface;
 

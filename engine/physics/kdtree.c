@@ -14,9 +14,20 @@ static inline uint32_t tri_vertex(const q_kd_mesh *m, uint32_t t, int k)
     return m->indices16 ? m->indices16[3 * t + k] : m->indices32[3 * t + k];
 }
 
-static inline const float *vertex(const q_kd_mesh *m, uint32_t t, int k)
+/* Vertex k of triangle t, decoded from floats or 16-bit grid positions. */
+typedef struct vec3f {
+    float v[3];
+} vec3f;
+
+static inline vec3f vertex(const q_kd_mesh *m, uint32_t t, int k)
 {
-    return m->positions + 3 * tri_vertex(m, t, k);
+    uint32_t i = tri_vertex(m, t, k);
+    if (m->qpositions) {
+        const int16_t *q = m->qpositions + 3 * i;
+        return (vec3f){{q[0] * m->qscale, q[1] * m->qscale, q[2] * m->qscale}};
+    }
+    const float *p = m->positions + 3 * i;
+    return (vec3f){{p[0], p[1], p[2]}};
 }
 
 float q_ray_triangle(const float o[3], const float d[3], const float a[3], const float b[3], const float c[3])
@@ -110,7 +121,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
     for (uint32_t t = 0; t < n; t++) {
         b.tris[t] = t;
         for (int a = 0; a < 3; a++) {
-            float v0 = vertex(mesh, t, 0)[a], v1 = vertex(mesh, t, 1)[a], v2 = vertex(mesh, t, 2)[a];
+            float v0 = vertex(mesh, t, 0).v[a], v1 = vertex(mesh, t, 1).v[a], v2 = vertex(mesh, t, 2).v[a];
             b.mid[3 * t + a] = (v0 + v1 + v2) * (1.0f / 3.0f);
             float lo = fminf(v0, fminf(v1, v2)), hi = fmaxf(v0, fmaxf(v1, v2));
             tree->min[a] = fminf(tree->min[a], lo);
@@ -140,7 +151,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             uint32_t t = b.tris[i];
             for (int a = 0; a < 3; a++) {
                 for (int k = 0; k < 3; k++) {
-                    float v = vertex(mesh, t, k)[a];
+                    float v = vertex(mesh, t, k).v[a];
                     lo[a] = fminf(lo[a], v);
                     hi[a] = fmaxf(hi[a], v);
                 }
@@ -172,7 +183,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         float split_lo = -INFINITY, split_hi = INFINITY;
         for (uint32_t k = it.begin; k < it.end; k++)
             for (int c = 0; c < 3; c++) {
-                float v = vertex(mesh, b.tris[k], c)[axis];
+                float v = vertex(mesh, b.tris[k], c).v[axis];
                 if (k < i)
                     split_lo = fmaxf(split_lo, v);
                 else
@@ -271,7 +282,8 @@ static void traverse(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[
             uint32_t count = n->axis_index >> 2;
             for (uint32_t k = 0; k < count; k++) {
                 uint32_t tri = n->u.triangles[k];
-                float t = q_ray_triangle(o, d, vertex(mesh, tri, 0), vertex(mesh, tri, 1), vertex(mesh, tri, 2));
+                vec3f a = vertex(mesh, tri, 0), b = vertex(mesh, tri, 1), c = vertex(mesh, tri, 2);
+                float t = q_ray_triangle(o, d, a.v, b.v, c.v);
                 if (t < 0 || t > tmax)
                     continue;
                 if (closest) {
@@ -357,7 +369,7 @@ size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const fl
                 uint32_t tri = n->u.triangles[k];
                 bool overlap = true;
                 for (int a = 0; a < 3 && overlap; a++) {
-                    float v0 = vertex(mesh, tri, 0)[a], v1 = vertex(mesh, tri, 1)[a], v2 = vertex(mesh, tri, 2)[a];
+                    float v0 = vertex(mesh, tri, 0).v[a], v1 = vertex(mesh, tri, 1).v[a], v2 = vertex(mesh, tri, 2).v[a];
                     overlap = fmaxf(v0, fmaxf(v1, v2)) >= min[a] && fminf(v0, fminf(v1, v2)) <= max[a];
                 }
                 if (overlap) {

@@ -34,13 +34,16 @@ _Static_assert(sizeof(q_kd_node) == 12, "kD nodes must stay 12 bytes");
 #define Q_KD_MAX_DEPTH 64
 #define Q_KD_MAX_TRIANGLES (1u << 24)
 
-/* The triangles a tree indexes: positions (3 floats per vertex) and 16- or
+/* The triangles a tree indexes: positions as 3 floats per vertex, or as 3
+ * int16 per vertex scaled by qscale (set exactly one of the two), and 16- or
  * 32-bit indices (exactly one of the index pointers is set). */
 typedef struct q_kd_mesh {
     const float *positions;
     const uint16_t *indices16;
     const uint32_t *indices32;
     uint32_t triangle_count;
+    const int16_t *qpositions;
+    float qscale;
 } q_kd_mesh;
 
 typedef struct q_kdtree {

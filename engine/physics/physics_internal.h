@@ -38,10 +38,12 @@ typedef struct q_mask_pool {
     Q_ARRAY(uint32_t) free;
 } q_mask_pool;
 
-/* A cached chunk: its solid and water meshes (positions relative to the
- * chunk corner, world units) and their trees. */
+/* A cached chunk: its solid and water meshes and their trees. Positions are
+ * 16-bit integers relative to the chunk corner in units of 1/Q_DC_GRID voxel:
+ * exact, since the mesher snaps vertices to that grid (6 bytes a vertex
+ * instead of 12). */
 typedef struct q_chunk_mesh {
-    float *positions;
+    int16_t *positions;
     uint8_t *materials;
     uint16_t *indices;
     uint32_t vertex_count, triangle_count;

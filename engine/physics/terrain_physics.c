@@ -49,7 +49,7 @@ q_terrain_physics *q_terrain_physics_create(q_terrain *t, double voxel_size, siz
 
 static void free_chunk_mesh(q_chunk_mesh *m)
 {
-    q_free(m->positions, (size_t)m->vertex_count * 3 * sizeof(float));
+    q_free(m->positions, (size_t)m->vertex_count * 3 * sizeof(int16_t));
     q_free(m->materials, m->vertex_count);
     q_free(m->indices, (size_t)m->triangle_count * 3 * sizeof(uint16_t));
     q_kdtree_free(&m->tree);
@@ -197,6 +197,19 @@ static void cache_drop(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
         cache_remove(p, i);
 }
 
+static q_kd_mesh kd_mesh(const q_terrain_physics *p, const q_chunk_mesh *m)
+{
+    return (q_kd_mesh){NULL, m->indices, NULL, m->triangle_count, m->positions, (float)(p->voxel_size / Q_DC_GRID)};
+}
+
+/* Vertex i of a cached mesh, chunk-local world units. */
+static void mesh_vertex(const q_terrain_physics *p, const q_chunk_mesh *m, uint32_t i, double out[3])
+{
+    float scale = (float)(p->voxel_size / Q_DC_GRID); /* the same float product the tree sees */
+    for (int k = 0; k < 3; k++)
+        out[k] = (double)(m->positions[3 * i + k] * scale);
+}
+
 static bool build_surface(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, q_surface s, q_chunk_mesh *m)
 {
     q_box box = {{cx * Q_PHYS_CHUNK, cy * Q_PHYS_CHUNK, cz * Q_PHYS_CHUNK},
@@ -209,18 +222,20 @@ static bool build_surface(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t 
     m->triangle_count = (uint32_t)(p->out.index_count / 3);
     if (m->triangle_count == 0)
         return true;
-    m->positions = q_alloc((size_t)m->vertex_count * 3 * sizeof(float));
+    m->positions = q_alloc((size_t)m->vertex_count * 3 * sizeof(int16_t));
     m->materials = q_alloc(m->vertex_count);
     m->indices = q_alloc((size_t)m->triangle_count * 3 * sizeof(uint16_t));
     if (!m->positions || !m->materials || !m->indices) {
         free_chunk_mesh(m);
         return false;
     }
-    memcpy(m->positions, p->out.positions, (size_t)m->vertex_count * 3 * sizeof(float));
+    double to_grid = Q_DC_GRID / p->voxel_size;
+    for (size_t i = 0; i < (size_t)m->vertex_count * 3; i++)
+        m->positions[i] = (int16_t)lrint(p->out.positions[i] * to_grid); /* within [-1024, 17408] */
     memcpy(m->materials, p->out.materials, m->vertex_count);
     for (size_t i = 0; i < p->out.index_count; i++)
         m->indices[i] = (uint16_t)p->out.indices[i]; /* < 4 * 9^3 + 16 vertices */
-    q_kd_mesh km = {m->positions, m->indices, NULL, m->triangle_count};
+    q_kd_mesh km = kd_mesh(p, m);
     if (!q_kdtree_build(&m->tree, &km)) {
         free_chunk_mesh(m);
         return false;
@@ -230,7 +245,7 @@ static bool build_surface(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t 
 
 static size_t chunk_mesh_bytes(const q_chunk_mesh *m)
 {
-    return (size_t)m->vertex_count * 13 + (size_t)m->triangle_count * 6 + m->tree.node_count * sizeof(q_kd_node);
+    return (size_t)m->vertex_count * 7 + (size_t)m->triangle_count * 6 + m->tree.node_count * sizeof(q_kd_node);
 }
 
 /* The cached meshes of a chunk, built on first use; NULL when out of memory. */
@@ -383,12 +398,14 @@ typedef struct ray_ctx {
 static void fill_hit(ray_ctx *r, const q_cache_entry *e, int s, uint32_t tri, float t, q_ray_hit *h)
 {
     const q_chunk_mesh *m = &e->surface[s];
-    const float *a = m->positions + 3 * m->indices[3 * tri], *b = m->positions + 3 * m->indices[3 * tri + 1],
-                *c = m->positions + 3 * m->indices[3 * tri + 2];
+    double a[3], b[3], c[3];
+    mesh_vertex(r->p, m, m->indices[3 * tri], a);
+    mesh_vertex(r->p, m, m->indices[3 * tri + 1], b);
+    mesh_vertex(r->p, m, m->indices[3 * tri + 2], c);
     double vs = r->p->voxel_size;
-    double n[3] = {((double)b[1] - a[1]) * ((double)c[2] - a[2]) - ((double)b[2] - a[2]) * ((double)c[1] - a[1]),
-                   ((double)b[2] - a[2]) * ((double)c[0] - a[0]) - ((double)b[0] - a[0]) * ((double)c[2] - a[2]),
-                   ((double)b[0] - a[0]) * ((double)c[1] - a[1]) - ((double)b[1] - a[1]) * ((double)c[0] - a[0])};
+    double n[3] = {(b[1] - a[1]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[1] - a[1]),
+                   (b[2] - a[2]) * (c[0] - a[0]) - (b[0] - a[0]) * (c[2] - a[2]),
+                   (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])};
     double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     double facing = n[0] * r->d[0] + n[1] * r->d[1] + n[2] * r->d[2];
     double sign = facing > 0 ? -1.0 : 1.0;
@@ -403,7 +420,8 @@ static void fill_hit(ray_ctx *r, const q_cache_entry *e, int s, uint32_t tri, fl
     double best = INFINITY;
     for (int k = 0; k < 3; k++) {
         uint16_t vi = m->indices[3 * tri + k];
-        const float *v = m->positions + 3 * vi;
+        double v[3];
+        mesh_vertex(r->p, m, vi, v);
         double dd = (v[0] - local[0]) * (v[0] - local[0]) + (v[1] - local[1]) * (v[1] - local[1]) +
                     (v[2] - local[2]) * (v[2] - local[2]);
         if (dd < best) {
@@ -463,7 +481,7 @@ static void test_chunk(ray_ctx *r, int64_t cx, int64_t cy, int64_t cz)
         const q_chunk_mesh *m = &e->surface[s];
         if (!want[s] || m->triangle_count == 0)
             continue;
-        q_kd_mesh km = {m->positions, m->indices, NULL, m->triangle_count};
+        q_kd_mesh km = kd_mesh(r->p, m);
         if (r->all) {
             all_ctx a = {r, e, s};
             q_kdtree_raycast_all(&m->tree, &km, o, d, (float)r->maxd, collect_hit, &a);
@@ -712,16 +730,18 @@ static bool shape_hits_triangles(q_terrain_physics *p, const q_cache_entry *e, i
         mx[k] = (float)(c[k] + ext) + 1e-4f;
     }
     uint32_t tris[256];
-    q_kd_mesh km = {m->positions, m->indices, NULL, m->triangle_count};
+    q_kd_mesh km = kd_mesh(p, m);
     size_t n = q_kdtree_query_aabb(&m->tree, &km, mn, mx, tris, 256);
     bool all = n > 256; /* more candidates than the buffer: test every triangle */
     size_t count = all ? m->triangle_count : n;
     for (size_t i = 0; i < count; i++) {
         uint32_t t = all ? (uint32_t)i : tris[i];
         double v[3][3];
-        for (int j = 0; j < 3; j++)
+        for (int j = 0; j < 3; j++) {
+            mesh_vertex(p, m, m->indices[3 * t + j], v[j]);
             for (int a = 0; a < 3; a++)
-                v[j][a] = m->positions[3 * m->indices[3 * t + j] + a] - c[a];
+                v[j][a] -= c[a];
+        }
         if (q->sphere ? point_triangle_dist2((double[3]){0, 0, 0}, v[0], v[1], v[2]) <= q->radius * q->radius
                       : triangle_box(v[0], v[1], v[2], q->half))
             return true;

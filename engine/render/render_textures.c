@@ -117,10 +117,11 @@ static void texel(pattern p, uint32_t seed, int x, int y, float *bright, float t
     tint[0] = tint[1] = tint[2] = 1.0f;
     switch (p) {
     case PATTERN_ROCK: {
-        /* Ridged noise gives thin dark cracks between lighter plates. */
-        float ridge = 1.0f - fabsf(2.0f * value_noise(seed ^ 0xc0ffeeu, u, v, 8) - 1.0f);
-        float crack = ridge > 0.9f ? (ridge - 0.9f) * 6.0f : 0.0f;
-        *bright = 0.7f + 0.6f * n + 0.12f * (grain - 0.5f) - crack;
+        /* Ridged fractal noise: thin, soft dark veins between lighter plates. */
+        float ridge = 1.0f - fabsf(2.0f * fbm(seed ^ 0xc0ffeeu, u, v, 4, 3) - 1.0f);
+        float t = clamp01((ridge - 0.86f) / 0.12f);
+        float vein = 0.3f * t * t * (3.0f - 2.0f * t);
+        *bright = 0.72f + 0.55f * n + 0.12f * (grain - 0.5f) - vein;
         break;
     }
     case PATTERN_GRASS: {

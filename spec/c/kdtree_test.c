@@ -141,7 +141,7 @@ int main(void)
     for (int kind = 0; kind < 4; kind++) {
         for (uint32_t n = 1; n <= 3000; n = n * 7 + 1) {
             soup s = make_soup(n, kind);
-            q_kd_mesh m = {s.pos, NULL, s.idx, n};
+            q_kd_mesh m = {.positions = s.pos, .indices32 = s.idx, .triangle_count = n};
             q_kdtree tree;
             char name[128];
             int built = q_kdtree_build(&tree, &m);
@@ -158,7 +158,7 @@ int main(void)
         }
     }
     q_kdtree empty;
-    q_kd_mesh none = {NULL, NULL, NULL, 0};
+    q_kd_mesh none = {.triangle_count = 0};
     float o[3] = {0, 0, 0}, d[3] = {1, 0, 0}, t;
     uint32_t tri;
     report("an empty mesh gives an empty tree that nothing hits",
