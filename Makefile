@@ -17,15 +17,15 @@ WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS  := -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE -Iengine -Ibindings \
            $(shell pkg-config --cflags lua5.4 2>/dev/null) $(EXTRA_CFLAGS)
 LDFLAGS := $(EXTRA_LDFLAGS)
-LIBS    := -lzstd -lpthread -lm
+LIBS    := -lassimp -lzstd -lpthread -lm
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libcglm-dev \
                 python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev \
-                libgl1-mesa-dri
+                libgl1-mesa-dri qhull-bin assimp-testmodels
 BENCH_PACKAGES := g++ libopenvdb-dev libboost-dev
 
 ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c engine/mesh/*.c \
-                          engine/physics/*.c)
+                          engine/physics/*.c engine/geom/*.c)
 HOST_SRC   := $(wildcard engine/app/*.c engine/render/*.c)
 HOST_BIND  := bindings/graphics.c
 MODULE_SRC := $(filter-out $(HOST_BIND),$(wildcard bindings/*.c))
