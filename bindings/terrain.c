@@ -472,7 +472,7 @@ static int terrain_mesh(lua_State *L)
         ni *= 4;
     }
     q_mesh *m = st == Q_OK ? q_mesh_create(out.vertex_count, out.index_count, true, true) : NULL;
-    if (m) {
+    if (m && out.vertex_count > 0) { /* an empty mesh has no arrays at all */
         memcpy(m->positions, out.positions, out.vertex_count * 3 * sizeof(float));
         memcpy(m->normals, out.normals, out.vertex_count * 3 * sizeof(float));
         memcpy(m->materials, out.materials, out.vertex_count);

@@ -286,18 +286,26 @@ static int64_t make_cell(dc_ctx *c, int64_t x, int64_t y, int64_t z)
 
     int material = 0;
     if (c->out->materials) {
-        /* Dominant material among the inside corners, by occupancy. */
-        int best_w = -1;
+        /* Dominant material of the cell's corners: the one on most corners
+         * among this surface's materials (any occupancy), ties going to the
+         * smaller total occupancy -- the layer nearer the surface, so a thin
+         * grass top wins over the full dirt under it -- then the lower id. */
+        int best_n = 0, best_occ = 0;
         for (int k = 0; k < 8; k++) {
-            if (cls[k] != INSIDE)
+            int m = c->mat[corner[k]];
+            bool ours = c->occ[corner[k]] > 0 && (c->surface == Q_SURFACE_WATER) == c->liquid[m];
+            if (!ours)
                 continue;
-            int m = c->mat[corner[k]], w = 0;
+            int n = 0, occ = 0;
             for (int j = 0; j < 8; j++)
-                if (cls[j] == INSIDE && c->mat[corner[j]] == m)
-                    w += c->occ[corner[j]];
-            if (w > best_w || (w == best_w && m < material)) {
+                if (c->mat[corner[j]] == m) {
+                    n++;
+                    occ += c->occ[corner[j]];
+                }
+            if (n > best_n || (n == best_n && (occ < best_occ || (occ == best_occ && m < material)))) {
                 material = m;
-                best_w = w;
+                best_n = n;
+                best_occ = occ;
             }
         }
     }
@@ -448,8 +456,8 @@ q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale
             c.density[i] = d;
             if (c.occ[i] >= 128 && ours)
                 c.cls[i] = INSIDE;
-            else if (surface == Q_SURFACE_WATER && !liquid && c.occ[i] >= 128)
-                c.cls[i] = BLOCKER;
+            else if (surface == Q_SURFACE_WATER && !liquid && c.occ[i] > 0)
+                c.cls[i] = BLOCKER; /* any solid: no water walls against shores */
             else
                 c.cls[i] = OUTSIDE;
         }

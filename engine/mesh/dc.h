@@ -7,11 +7,13 @@
  * between samples (i..i+1, j..j+1, k..k+1), i.e. [i+.5, i+1.5]^3.
  *
  * An edge between two neighbouring samples is active when one is inside and
- * the other is not (for water: the other is air, not solid, so the water
- * surface is not drawn against rock). Its crossing is where the densities,
- * interpolated linearly along the edge, cross 1/2. Each active cell gets one
- * vertex, the minimiser of the QEF of its crossings (qef.h), clamped to the
- * cell. Each active edge gets one quad joining the vertices of the four cells
+ * the other is not (for water: the other holds no solid at all, so the
+ * water surface is not drawn against rock or partly filled shores). Its
+ * crossing is where the densities, interpolated linearly along the edge,
+ * cross 1/2. Each active cell gets one vertex, the minimiser of the QEF of its
+ * crossings (qef.h), clamped to the cell; its material is the surface's
+ * material on most of the cell's corners, ties going to the layer nearer the
+ * surface. Each active edge gets one quad joining the vertices of the four cells
  * around it, split into two triangles along the shorter diagonal and wound so
  * that the front faces outward (counter-clockwise seen from outside).
  *
