@@ -70,20 +70,14 @@ local function aim_point(x, y)
   return x, y
 end
 
--- First solid point along the ray through window point (x, y), marching in
--- quarter voxels (world:raycast is not there yet), and the last free point
--- before it. nil when nothing solid is within REACH.
+-- The terrain point under window point (x, y): world:raycast against the
+-- same triangles that are drawn. Returns the hit position and a point just in
+-- front of it (where building adds material), or nil within REACH.
 local function pick(x, y)
   local origin, dir = g.screen_ray(x, y)
-  local T = world.terrain
-  local step = 0.25
-  local free = origin
-  for i = 1, math.floor(REACH / step) do
-    local p = origin + dir * (i * step)
-    if T:is_solid(p) then return p, free end
-    free = p
-  end
-  return nil
+  local hit = world:raycast(origin, dir, REACH)
+  if not hit then return nil end
+  return hit.position, hit.position + hit.normal * (brush * 0.5), hit
 end
 
 local function key(name) return quarry.keyboard.is_down(name) end
