@@ -273,6 +273,15 @@ int ql_field_option(lua_State *L, int idx, int arg, const char *key, const char 
     return -1;
 }
 
+int ql_index_method(lua_State *L)
+{
+    lua_getmetatable(L, 1);
+    lua_getfield(L, -1, "methods");
+    lua_pushvalue(L, 2);
+    lua_rawget(L, -2);
+    return 1;
+}
+
 void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta)
 {
     luaL_newmetatable(L, name);

@@ -46,6 +46,10 @@ bool ql_field_vec3(lua_State *L, int idx, int arg, const char *key, double out[3
 /* A string field that must be one of options; returns its index or -1 when nil. */
 int ql_field_option(lua_State *L, int idx, int arg, const char *key, const char *const options[]);
 
+/* For a custom __index(self, key): pushes the method named by key from the
+ * metatable's "methods" table (nil when there is none); returns 1. */
+int ql_index_method(lua_State *L);
+
 /* Registers a metatable with methods (looked up by __index unless the
  * metatable defines its own) and metamethods. */
 void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);

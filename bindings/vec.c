@@ -37,11 +37,7 @@ static int vec3_index(lua_State *L)
         lua_pushnumber(L, v[k[0] - 'x']);
         return 1;
     }
-    lua_getmetatable(L, 1);
-    lua_getfield(L, -1, "methods");
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    return ql_index_method(L);
 }
 
 static int vec3_newindex(lua_State *L)
@@ -225,11 +221,7 @@ static int quat_index(lua_State *L)
             return 1;
         }
     }
-    lua_getmetatable(L, 1);
-    lua_getfield(L, -1, "methods");
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    return ql_index_method(L);
 }
 
 static int quat_mul_meta(lua_State *L)

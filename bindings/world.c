@@ -128,29 +128,26 @@ static int world_hash(lua_State *L)
 static int world_stats(lua_State *L)
 {
     q_world_stats s = q_world_get_stats(ql_check_world(L, 1));
-    lua_createtable(L, 0, 6);
-    lua_pushinteger(L, (lua_Integer)s.chunks);
-    lua_setfield(L, -2, "chunks");
-    lua_pushinteger(L, (lua_Integer)s.dense_chunks);
-    lua_setfield(L, -2, "dense_chunks");
-    lua_pushinteger(L, (lua_Integer)s.voxel_bytes);
-    lua_setfield(L, -2, "voxel_bytes");
-    lua_pushinteger(L, (lua_Integer)s.memory);
-    lua_setfield(L, -2, "memory");
-    lua_pushinteger(L, (lua_Integer)s.bodies);
-    lua_setfield(L, -2, "bodies");
-    lua_pushinteger(L, (lua_Integer)s.awake);
-    lua_setfield(L, -2, "awake");
-    lua_pushinteger(L, (lua_Integer)s.broadphase_chunks);
-    lua_setfield(L, -2, "broadphase_chunks");
-    lua_pushinteger(L, (lua_Integer)s.broadphase_bytes);
-    lua_setfield(L, -2, "broadphase_bytes");
-    lua_pushinteger(L, (lua_Integer)s.cached_chunks);
-    lua_setfield(L, -2, "cached_chunks");
-    lua_pushinteger(L, (lua_Integer)s.triangles);
-    lua_setfield(L, -2, "triangles");
-    lua_pushinteger(L, (lua_Integer)s.kd_nodes);
-    lua_setfield(L, -2, "kd_nodes");
+    const struct {
+        const char *name;
+        size_t value;
+    } fields[] = {{"chunks", s.chunks},
+                  {"dense_chunks", s.dense_chunks},
+                  {"voxel_bytes", s.voxel_bytes},
+                  {"memory", s.memory},
+                  {"bodies", s.bodies},
+                  {"awake", s.awake},
+                  {"broadphase_chunks", s.broadphase_chunks},
+                  {"broadphase_bytes", s.broadphase_bytes},
+                  {"cached_chunks", s.cached_chunks},
+                  {"triangles", s.triangles},
+                  {"kd_nodes", s.kd_nodes}};
+    int n = (int)(sizeof fields / sizeof fields[0]);
+    lua_createtable(L, 0, n);
+    for (int i = 0; i < n; i++) {
+        lua_pushinteger(L, (lua_Integer)fields[i].value);
+        lua_setfield(L, -2, fields[i].name);
+    }
     return 1;
 }
 
@@ -388,11 +385,7 @@ static int world_index(lua_State *L)
         lua_getiuservalue(L, 1, 1);
         return 1;
     }
-    lua_getmetatable(L, 1);
-    lua_getfield(L, -1, "methods");
-    lua_pushvalue(L, 2);
-    lua_rawget(L, -2);
-    return 1;
+    return ql_index_method(L);
 }
 
 static int world_tostring(lua_State *L)

@@ -2,42 +2,9 @@
 -- hot reload, screenshots and the host-only modules. Each test runs the
 -- executable as a subprocess on small scripts written to a fresh temp dir.
 
-local build = os.getenv("QUARRY_BUILD") or "build"
-local exe = build .. "/quarry"
-
-local function shell_quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
--- Environment for runs in a window without a display.
-local OFFSCREEN = "SDL_VIDEODRIVER=offscreen"
-if os.getenv("QUARRY_SANITIZE") == "1" then
-  -- Mesa's driver leaks a few strings at exit and is unloaded (SDL_Quit)
-  -- before LeakSanitizer runs, so its frames cannot be named in a
-  -- suppression. Headless runs keep leak checking of the host.
-  OFFSCREEN = OFFSCREEN .. " ASAN_OPTIONS=" ..
-              shell_quote((os.getenv("ASAN_OPTIONS") or "") .. ":detect_leaks=0")
-end
-
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
-
-local function lines_of(path)
-  local out = {}
-  for line in (read_file(path) or ""):gmatch("[^\n]+") do out[#out + 1] = line end
-  return out
-end
+local host = require "support.host"
+local build, exe, shell_quote, OFFSCREEN = host.build, host.exe, host.shell_quote, host.OFFSCREEN
+local write_file, read_file, lines_of = host.write_file, host.read_file, host.lines_of
 
 local function count(list, value)
   local n = 0

@@ -3,40 +3,9 @@
 -- driver on Mesa's llvmpipe), and the specs look at the pixels it writes.
 -- Argument checks run headless, where they behave exactly as in a window.
 
-local build = os.getenv("QUARRY_BUILD") or "build"
-local exe = build .. "/quarry"
-
-local function shell_quote(s)
-  return "'" .. s:gsub("'", "'\\''") .. "'"
-end
-
-local OFFSCREEN = "SDL_VIDEODRIVER=offscreen"
-if os.getenv("QUARRY_SANITIZE") == "1" then
-  -- Mesa leaks a few strings at exit from a library unloaded before
-  -- LeakSanitizer runs (see host_spec.lua); headless runs keep leak checks.
-  OFFSCREEN = OFFSCREEN .. " ASAN_OPTIONS=" ..
-              shell_quote((os.getenv("ASAN_OPTIONS") or "") .. ":detect_leaks=0")
-end
-
-local function write_file(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
-
-local function read_file(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local text = f:read("a")
-  f:close()
-  return text
-end
-
-local function lines_of(path)
-  local out = {}
-  for line in (read_file(path) or ""):gmatch("[^\n]+") do out[#out + 1] = line end
-  return out
-end
+local host = require "support.host"
+local build, exe, shell_quote, OFFSCREEN = host.build, host.exe, host.shell_quote, host.OFFSCREEN
+local write_file, read_file, lines_of = host.write_file, host.read_file, host.lines_of
 
 local dir -- fresh per test
 
