@@ -32,25 +32,27 @@ static inline vec3f vertex(const q_kd_mesh *m, uint32_t t, int k)
 
 float q_ray_triangle(const float o[3], const float d[3], const float a[3], const float b[3], const float c[3])
 {
-    /* Moller-Trumbore in doubles; barycentric tests allow 1e-9 of slack so
-     * a ray through a shared edge hits at least one of its triangles. */
-    double e1[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
-    double e2[3] = {(double)c[0] - a[0], (double)c[1] - a[1], (double)c[2] - a[2]};
-    double p[3] = {d[1] * e2[2] - d[2] * e2[1], d[2] * e2[0] - d[0] * e2[2], d[0] * e2[1] - d[1] * e2[0]};
-    double det = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2];
-    if (fabs(det) < 1e-20)
+    /* Moller-Trumbore. The barycentric tests allow a relative slack of 2^-20
+     * so that a ray through a shared edge hits at least one of its
+     * triangles despite rounding. */
+    float e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    float e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+    float p[3] = {d[1] * e2[2] - d[2] * e2[1], d[2] * e2[0] - d[0] * e2[2], d[0] * e2[1] - d[1] * e2[0]};
+    float det = e1[0] * p[0] + e1[1] * p[1] + e1[2] * p[2];
+    if (det == 0.0f)
         return -1.0f;
-    double inv = 1.0 / det;
-    double s[3] = {(double)o[0] - a[0], (double)o[1] - a[1], (double)o[2] - a[2]};
-    double u = (s[0] * p[0] + s[1] * p[1] + s[2] * p[2]) * inv;
-    if (u < -1e-9 || u > 1 + 1e-9)
+    float inv = 1.0f / det;
+    float s[3] = {o[0] - a[0], o[1] - a[1], o[2] - a[2]};
+    float u = (s[0] * p[0] + s[1] * p[1] + s[2] * p[2]) * inv;
+    const float slack = 1.0f / (1 << 20);
+    if (u < -slack || u > 1 + slack)
         return -1.0f;
-    double q[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2], s[0] * e1[1] - s[1] * e1[0]};
-    double v = (d[0] * q[0] + d[1] * q[1] + d[2] * q[2]) * inv;
-    if (v < -1e-9 || u + v > 1 + 1e-9)
+    float q[3] = {s[1] * e1[2] - s[2] * e1[1], s[2] * e1[0] - s[0] * e1[2], s[0] * e1[1] - s[1] * e1[0]};
+    float v = (d[0] * q[0] + d[1] * q[1] + d[2] * q[2]) * inv;
+    if (v < -slack || u + v > 1 + slack)
         return -1.0f;
-    double t = (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]) * inv;
-    return t >= 0 ? (float)t : -1.0f;
+    float t = (e2[0] * q[0] + e2[1] * q[1] + e2[2] * q[2]) * inv;
+    return t >= 0 ? t : -1.0f;
 }
 
 /* ---- build ---- */
@@ -63,7 +65,11 @@ typedef struct builder {
     const q_kd_mesh *mesh;
     uint32_t *tris;
     float *mid; /* 3 per triangle */
+    float *box; /* 6 per triangle: min xyz, max xyz */
 } builder;
+
+#define MINF(a, b) ((a) < (b) ? (a) : (b))
+#define MAXF(a, b) ((a) > (b) ? (a) : (b))
 
 static inline bool mid_less(const builder *b, uint32_t x, uint32_t y, int axis)
 {
@@ -104,28 +110,34 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         return true;
     if (n > Q_KD_MAX_TRIANGLES)
         return false;
-    builder b = {mesh, q_alloc(n * sizeof(uint32_t)), q_alloc(3 * n * sizeof(float))};
+    /* One scratch block: triangle order, midpoints and boxes. The vertices
+     * are decoded once here; the build then reads only boxes and midpoints. */
+    size_t scratch = (size_t)n * (sizeof(uint32_t) + 9 * sizeof(float));
+    unsigned char *mem = q_alloc(scratch);
     uint32_t cap = 2 * n;
     tree->nodes = q_alloc(cap * sizeof(q_kd_node));
-    if (!b.tris || !b.mid || !tree->nodes) {
-        q_free(b.tris, n * sizeof(uint32_t));
-        q_free(b.mid, 3 * n * sizeof(float));
+    if (!mem || !tree->nodes) {
+        q_free(mem, scratch);
         q_free(tree->nodes, cap * sizeof(q_kd_node));
         tree->nodes = NULL;
         return false;
     }
+    builder b = {mesh, (uint32_t *)mem, (float *)(mem + n * sizeof(uint32_t)), NULL};
+    b.box = b.mid + 3 * (size_t)n;
     for (int a = 0; a < 3; a++) {
         tree->min[a] = INFINITY;
         tree->max[a] = -INFINITY;
     }
     for (uint32_t t = 0; t < n; t++) {
         b.tris[t] = t;
+        vec3f v0 = vertex(mesh, t, 0), v1 = vertex(mesh, t, 1), v2 = vertex(mesh, t, 2);
         for (int a = 0; a < 3; a++) {
-            float v0 = vertex(mesh, t, 0).v[a], v1 = vertex(mesh, t, 1).v[a], v2 = vertex(mesh, t, 2).v[a];
-            b.mid[3 * t + a] = (v0 + v1 + v2) * (1.0f / 3.0f);
-            float lo = fminf(v0, fminf(v1, v2)), hi = fmaxf(v0, fmaxf(v1, v2));
-            tree->min[a] = fminf(tree->min[a], lo);
-            tree->max[a] = fmaxf(tree->max[a], hi);
+            b.mid[3 * t + a] = (v0.v[a] + v1.v[a] + v2.v[a]) * (1.0f / 3.0f);
+            float lo = MINF(v0.v[a], MINF(v1.v[a], v2.v[a])), hi = MAXF(v0.v[a], MAXF(v1.v[a], v2.v[a]));
+            b.box[6 * t + a] = lo;
+            b.box[6 * t + 3 + a] = hi;
+            tree->min[a] = MINF(tree->min[a], lo);
+            tree->max[a] = MAXF(tree->max[a], hi);
         }
     }
 
@@ -146,23 +158,20 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             continue;
         }
         float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        double mean[3] = {0, 0, 0};
+        float mean[3] = {0, 0, 0};
         for (uint32_t i = it.begin; i < it.end; i++) {
-            uint32_t t = b.tris[i];
+            const float *box = b.box + 6 * (size_t)b.tris[i], *mid = b.mid + 3 * (size_t)b.tris[i];
             for (int a = 0; a < 3; a++) {
-                for (int k = 0; k < 3; k++) {
-                    float v = vertex(mesh, t, k).v[a];
-                    lo[a] = fminf(lo[a], v);
-                    hi[a] = fmaxf(hi[a], v);
-                }
-                mean[a] += b.mid[3 * t + a];
+                lo[a] = MINF(lo[a], box[a]);
+                hi[a] = MAXF(hi[a], box[3 + a]);
+                mean[a] += mid[a];
             }
         }
         int axis = 0;
         for (int a = 1; a < 3; a++)
             if (hi[a] - lo[a] > hi[axis] - lo[axis])
                 axis = a;
-        float split = (float)(mean[axis] / count);
+        float split = mean[axis] / (float)count;
         uint32_t i = it.begin, j = it.end;
         while (i < j) { /* midpoints below the split go left */
             if (b.mid[3 * b.tris[i] + axis] < split) {
@@ -181,14 +190,10 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             i = half;
         }
         float split_lo = -INFINITY, split_hi = INFINITY;
-        for (uint32_t k = it.begin; k < it.end; k++)
-            for (int c = 0; c < 3; c++) {
-                float v = vertex(mesh, b.tris[k], c).v[axis];
-                if (k < i)
-                    split_lo = fmaxf(split_lo, v);
-                else
-                    split_hi = fminf(split_hi, v);
-            }
+        for (uint32_t k = it.begin; k < i; k++)
+            split_lo = MAXF(split_lo, b.box[6 * (size_t)b.tris[k] + 3 + axis]);
+        for (uint32_t k = i; k < it.end; k++)
+            split_hi = MINF(split_hi, b.box[6 * (size_t)b.tris[k] + axis]);
         uint32_t child = tree->node_count;
         tree->node_count += 2;
         node->u.splits[0] = split_lo;
@@ -199,8 +204,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         stack[top++] = (build_item){child + 1, i, it.end, it.depth + 1};
         stack[top++] = (build_item){child, it.begin, i, it.depth + 1};
     }
-    q_free(b.tris, n * sizeof(uint32_t));
-    q_free(b.mid, 3 * n * sizeof(float));
+    q_free(mem, scratch);
     /* Give back the unused tail of the node array. */
     q_kd_node *fit = q_realloc(tree->nodes, cap * sizeof(q_kd_node), tree->node_count * sizeof(q_kd_node));
     if (fit)
@@ -258,8 +262,8 @@ typedef struct seg {
 } seg;
 
 /* Shared traversal: visits leaves whose subspace the segment crosses, near
- * child first. With stop_at_best, items that start beyond the best hit so far
- * are skipped. */
+ * child first, keeping only far children on the stack. For closest hits,
+ * segments that start beyond the best hit so far are skipped. */
 static void traverse(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[3], const float d[3], float tmax,
                      bool closest, float *best_t, uint32_t *best_tri, q_kd_hit_fn fn, void *ud)
 {
@@ -269,16 +273,47 @@ static void traverse(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[
     float inv[3];
     for (int a = 0; a < 3; a++)
         inv[a] = fabsf(d[a]) < 1e-30f ? 0.0f : 1.0f / d[a];
-    seg stack[2 * Q_KD_MAX_DEPTH + 2];
+    seg stack[Q_KD_MAX_DEPTH + 2];
     int top = 0;
-    stack[top++] = (seg){0, t0, t1};
-    while (top > 0) {
-        seg s = stack[--top];
-        if (closest && s.tmin > *best_t)
-            continue;
+    seg s = {0, t0, t1};
+    for (;;) {
         const q_kd_node *n = &tree->nodes[s.node];
         uint32_t axis = n->axis_index & 3u;
-        if (axis == LEAF) {
+        if (axis != LEAF) {
+            uint32_t child = n->axis_index >> 2;
+            float lo_plane = n->u.splits[0] + Q_KD_EPSILON, hi_plane = n->u.splits[1] - Q_KD_EPSILON;
+            seg near, far;
+            bool has_near, has_far;
+            if (inv[axis] == 0.0f) {
+                /* Parallel to the planes: a child holds all of the segment or
+                 * none of it. */
+                near = (seg){child, s.tmin, s.tmax};
+                far = (seg){child + 1, s.tmin, s.tmax};
+                has_near = o[axis] <= lo_plane;
+                has_far = o[axis] >= hi_plane;
+            } else {
+                float tl = (lo_plane - o[axis]) * inv[axis], tr = (hi_plane - o[axis]) * inv[axis];
+                if (d[axis] > 0) { /* left is near: t <= tl; right: t >= tr */
+                    near = (seg){child, s.tmin, MINF(s.tmax, tl)};
+                    far = (seg){child + 1, MAXF(s.tmin, tr), s.tmax};
+                } else { /* right is near: t <= tr; left: t >= tl */
+                    near = (seg){child + 1, s.tmin, MINF(s.tmax, tr)};
+                    far = (seg){child, MAXF(s.tmin, tl), s.tmax};
+                }
+                has_near = near.tmin <= near.tmax;
+                has_far = far.tmin <= far.tmax;
+            }
+            if (has_near) {
+                if (has_far)
+                    stack[top++] = far;
+                s = near;
+                continue;
+            }
+            if (has_far) {
+                s = far;
+                continue;
+            }
+        } else {
             uint32_t count = n->axis_index >> 2;
             for (uint32_t k = 0; k < count; k++) {
                 uint32_t tri = n->u.triangles[k];
@@ -295,37 +330,12 @@ static void traverse(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[
                     return;
                 }
             }
-            continue;
         }
-        uint32_t child = n->axis_index >> 2;
-        float lo_plane = n->u.splits[0] + Q_KD_EPSILON, hi_plane = n->u.splits[1] - Q_KD_EPSILON;
-        if (inv[axis] == 0.0f) {
-            /* Parallel to the planes: each child either holds the whole
-             * segment or none of it. */
-            if (o[axis] >= hi_plane)
-                stack[top++] = (seg){child + 1, s.tmin, s.tmax};
-            if (o[axis] <= lo_plane)
-                stack[top++] = (seg){child, s.tmin, s.tmax};
-            continue;
-        }
-        float tl = (lo_plane - o[axis]) * inv[axis]; /* leaving (d>0) or entering (d<0) the left half-space */
-        float tr = (hi_plane - o[axis]) * inv[axis];
-        seg left, right;
-        if (d[axis] > 0) {
-            left = (seg){child, s.tmin, fminf(s.tmax, tl)};
-            right = (seg){child + 1, fmaxf(s.tmin, tr), s.tmax};
-            if (right.tmin <= right.tmax)
-                stack[top++] = right; /* far */
-            if (left.tmin <= left.tmax)
-                stack[top++] = left; /* near: popped first */
-        } else {
-            left = (seg){child, fmaxf(s.tmin, tl), s.tmax};
-            right = (seg){child + 1, s.tmin, fminf(s.tmax, tr)};
-            if (left.tmin <= left.tmax)
-                stack[top++] = left;
-            if (right.tmin <= right.tmax)
-                stack[top++] = right;
-        }
+        do { /* next pending segment */
+            if (top == 0)
+                return;
+            s = stack[--top];
+        } while (closest && s.tmin > *best_t);
     }
 }
 
@@ -368,10 +378,10 @@ size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const fl
             for (uint32_t k = 0; k < count; k++) {
                 uint32_t tri = n->u.triangles[k];
                 bool overlap = true;
-                for (int a = 0; a < 3 && overlap; a++) {
-                    float v0 = vertex(mesh, tri, 0).v[a], v1 = vertex(mesh, tri, 1).v[a], v2 = vertex(mesh, tri, 2).v[a];
-                    overlap = fmaxf(v0, fmaxf(v1, v2)) >= min[a] && fminf(v0, fminf(v1, v2)) <= max[a];
-                }
+                vec3f v0 = vertex(mesh, tri, 0), v1 = vertex(mesh, tri, 1), v2 = vertex(mesh, tri, 2);
+                for (int a = 0; a < 3 && overlap; a++)
+                    overlap = MAXF(v0.v[a], MAXF(v1.v[a], v2.v[a])) >= min[a] &&
+                              MINF(v0.v[a], MINF(v1.v[a], v2.v[a])) <= max[a];
                 if (overlap) {
                     if (found < cap)
                         out[found] = tri;

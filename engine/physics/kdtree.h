@@ -29,7 +29,11 @@ typedef struct q_kd_node {
                             first child (branch) or triangle count (leaf) */
 } q_kd_node;
 
+#ifdef __cplusplus
+static_assert(sizeof(q_kd_node) == 12, "kD nodes must stay 12 bytes");
+#else
 _Static_assert(sizeof(q_kd_node) == 12, "kD nodes must stay 12 bytes");
+#endif
 
 #define Q_KD_MAX_DEPTH 64
 #define Q_KD_MAX_TRIANGLES (1u << 24)
