@@ -4,6 +4,7 @@
 
 #include "core/alloc.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -59,7 +60,19 @@ float q_ray_triangle(const float o[3], const float d[3], const float a[3], const
 
 typedef struct build_item {
     uint32_t node, begin, end, depth;
+    float rlo[3], rhi[3]; /* the node's region as traversal recovers it */
+    bool clipped;         /* the parent was a clip node */
 } build_item;
+
+/* Clip nodes. Splitting the longest axis rarely splits the thin one of a
+ * surface (terrain is a 2.5D sheet), so a node's region -- what traversal
+ * knows of it: the half-spaces of its ancestors -- stays a tall column full of
+ * air, and rays over the surface enter many such columns. When more than
+ * half of a region's extent on an axis is empty, a clip node cuts it: one
+ * child holds every triangle, the other is an empty leaf. Only nodes with at
+ * least CLIP_MIN triangles are clipped, and never twice in a row, which bounds
+ * both the extra nodes and the extra depth. */
+#define CLIP_MIN 16
 
 typedef struct builder {
     const q_kd_mesh *mesh;
@@ -114,7 +127,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
      * are decoded once here; the build then reads only boxes and midpoints. */
     size_t scratch = (size_t)n * (sizeof(uint32_t) + 9 * sizeof(float));
     unsigned char *mem = q_alloc(scratch);
-    uint32_t cap = 2 * n;
+    uint32_t cap = 3 * n + 16; /* 2n - 1 for a binary tree, plus clip nodes */
     tree->nodes = q_alloc(cap * sizeof(q_kd_node));
     if (!mem || !tree->nodes) {
         q_free(mem, scratch);
@@ -144,7 +157,10 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
     build_item stack[Q_KD_MAX_DEPTH + 2];
     int top = 0;
     tree->node_count = 1;
-    stack[top++] = (build_item){0, 0, n, 0};
+    stack[top] = (build_item){0, 0, n, 0, {0}, {0}, true};
+    memcpy(stack[top].rlo, tree->min, sizeof tree->min);
+    memcpy(stack[top].rhi, tree->max, sizeof tree->max);
+    top++;
     while (top > 0) {
         build_item it = stack[--top];
         q_kd_node *node = &tree->nodes[it.node];
@@ -165,6 +181,43 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
                 lo[a] = MINF(lo[a], box[a]);
                 hi[a] = MAXF(hi[a], box[3 + a]);
                 mean[a] += mid[a];
+            }
+        }
+        if (!it.clipped && count >= CLIP_MIN) {
+            int ca = -1, side = 0;
+            float best = 0;
+            for (int a = 0; a < 3; a++) {
+                float extent = it.rhi[a] - it.rlo[a];
+                float above = it.rhi[a] - hi[a], below = lo[a] - it.rlo[a];
+                if (above > 0.5f * extent && above > best)
+                    ca = a, side = 1, best = above;
+                if (below > 0.5f * extent && below > best)
+                    ca = a, side = 0, best = below;
+            }
+            if (ca >= 0) {
+                uint32_t child = tree->node_count;
+                tree->node_count += 2;
+                build_item full = it;
+                full.node = side ? child : child + 1;
+                full.depth = it.depth + 1;
+                full.clipped = true;
+                q_kd_node *empty = &tree->nodes[side ? child + 1 : child];
+                empty->u.triangles[0] = empty->u.triangles[1] = 0;
+                empty->axis_index = LEAF; /* no triangles */
+                if (side) { /* left holds all, right (empty) lies above everything */
+                    node->u.splits[0] = hi[ca];
+                    node->u.splits[1] = FLT_MAX;
+                    full.rhi[ca] = hi[ca];
+                } else { /* right holds all, left (empty) lies below everything */
+                    node->u.splits[0] = -FLT_MAX;
+                    node->u.splits[1] = lo[ca];
+                    full.rlo[ca] = lo[ca];
+                }
+                node->axis_index = (uint32_t)ca | child << 2;
+                if (full.depth > tree->depth)
+                    tree->depth = full.depth;
+                stack[top++] = full;
+                continue;
             }
         }
         int axis = 0;
@@ -200,9 +253,19 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         node->u.splits[1] = split_hi;
         node->axis_index = (uint32_t)axis | child << 2;
         /* Depth stays under Q_KD_MAX_DEPTH: every split leaves at most 3/4 of
-         * the triangles on a side, and (4/3)^64 > 2^24. */
-        stack[top++] = (build_item){child + 1, i, it.end, it.depth + 1};
-        stack[top++] = (build_item){child, it.begin, i, it.depth + 1};
+         * the triangles on a side, (4/3)^64 > 2^24, and clip nodes at most
+         * double the depth. */
+        build_item hi_item = it, lo_item = it;
+        hi_item.node = child + 1;
+        hi_item.begin = i;
+        lo_item.node = child;
+        lo_item.end = i;
+        hi_item.depth = lo_item.depth = it.depth + 1;
+        hi_item.clipped = lo_item.clipped = false;
+        hi_item.rlo[axis] = MAXF(it.rlo[axis], split_hi);
+        lo_item.rhi[axis] = MINF(it.rhi[axis], split_lo);
+        stack[top++] = hi_item;
+        stack[top++] = lo_item;
     }
     q_free(mem, scratch);
     /* Give back the unused tail of the node array. */

@@ -9,9 +9,12 @@
  *
  * Build: split the longest axis of the node's bounds at the mean of the
  * triangle midpoints, partition by midpoint, and fall back to a median split
- * (by midpoint order) when a side would get under 25% of the triangles. That
+ * (by midpoint order) when a side would get under 25% of the triangles. Where
+ * more than half of what traversal knows of a node's region is empty on some
+ * axis, a clip node (one full child, one empty leaf) cuts it first. That
  * bounds the depth to Q_KD_MAX_DEPTH for any mesh of up to 2^24 triangles, so
- * queries traverse with a fixed stack and no recursion.
+ * queries traverse with a fixed stack and no recursion. Leaves hold 0 to 2
+ * triangles (0 only under clip nodes).
  */
 #ifndef Q_KDTREE_H
 #define Q_KDTREE_H
@@ -35,7 +38,7 @@ static_assert(sizeof(q_kd_node) == 12, "kD nodes must stay 12 bytes");
 _Static_assert(sizeof(q_kd_node) == 12, "kD nodes must stay 12 bytes");
 #endif
 
-#define Q_KD_MAX_DEPTH 64
+#define Q_KD_MAX_DEPTH 128
 #define Q_KD_MAX_TRIANGLES (1u << 24)
 
 /* The triangles a tree indexes: positions as 3 floats per vertex, or as 3

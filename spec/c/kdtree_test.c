@@ -61,7 +61,7 @@ static int check_invariants(const q_kdtree *tree, uint32_t ntri)
             continue;
         }
         uint32_t count = n->axis_index >> 2;
-        ok &= count >= 1 && count <= 2;
+        ok &= count <= 2; /* empty leaves only under clip nodes */
         for (uint32_t k = 0; k < count && k < 2; k++) {
             uint32_t t = n->u.triangles[k];
             ok &= t < ntri && !seen[t];
