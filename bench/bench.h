@@ -22,10 +22,14 @@ double bench_median(double *v, int n);
 /* Opens <dir>/<program>.tsv and prints the table header for a section. */
 void bench_begin(const char *program, const char *dir);
 void bench_section(const char *title);
+/* Like bench_section, but the last column of this section's rows is
+ * baseline/ours: for times, above 1 means ours is faster. */
+void bench_section_inverse(const char *title);
 /* One table row: our figure, the baseline's (negative when there is none)
- * and ours/baseline. Values are in base units; display divides by scale
- * and appends unit_shown (e.g. 1e6, "Mvox/s"). Both figures go to the tsv,
- * with the samples (seconds per repetition) of ours and of the baseline. */
+ * and ours/baseline (baseline/ours in an inverse section). Values are in
+ * base units; display divides by scale and appends unit_shown (e.g. 1e6,
+ * "Mvox/s"). Both figures go to the tsv, with the samples (seconds per
+ * repetition) of ours and of the baseline. */
 void bench_row(const char *what, double ours, const double *ours_samples, int n_ours, const char *baseline,
                double base, const double *base_samples, int n_base, const char *unit, double scale,
                const char *unit_shown);

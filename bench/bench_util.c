@@ -10,6 +10,7 @@
 static FILE *g_raw;
 static const char *g_program = "";
 static char g_section[128]; /* the title up to its first ':', for the tsv */
+static int g_inverse;       /* ratio column is baseline/ours */
 
 double bench_now(void)
 {
@@ -43,13 +44,25 @@ void bench_begin(const char *program, const char *dir)
     fprintf(g_raw, "# program\tcase\tvalue\tunit\tsamples_s\n");
 }
 
-void bench_section(const char *title)
+static void section(const char *title, int inverse)
 {
     snprintf(g_section, sizeof g_section, "%s", title);
     g_section[strcspn(g_section, ":")] = '\0';
+    g_inverse = inverse;
     printf("\n%s\n", title);
-    printf("  %-50s %13s   %-27s %13s  %9s\n", "case", "ours", "baseline", "baseline", "ours/base");
+    printf("  %-50s %13s   %-27s %13s  %9s\n", "case", "ours", "baseline", "baseline",
+           inverse ? "base/ours" : "ours/base");
     printf("  %-50s %13s   %-27s %13s  %9s\n", "----", "----", "--------", "--------", "---------");
+}
+
+void bench_section(const char *title)
+{
+    section(title, 0);
+}
+
+void bench_section_inverse(const char *title)
+{
+    section(title, 1);
 }
 
 static void raw_line(const char *what, double value, const char *unit, const double *samples, int n)
@@ -70,7 +83,10 @@ void bench_row(const char *what, double ours, const double *ours_samples, int n_
     snprintf(a, sizeof a, "%.4g %s", ours / scale, unit_shown);
     if (base >= 0) {
         snprintf(b, sizeof b, "%.4g %s", base / scale, unit_shown);
-        snprintf(r, sizeof r, "%.3f", base > 0 ? ours / base : 0.0);
+        if (g_inverse)
+            snprintf(r, sizeof r, "%.3f", ours > 0 ? base / ours : 0.0);
+        else
+            snprintf(r, sizeof r, "%.3f", base > 0 ? ours / base : 0.0);
     } else {
         snprintf(b, sizeof b, "-");
         snprintf(r, sizeof r, "-");
