@@ -35,6 +35,7 @@
 #include "voxel/material.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -109,14 +110,23 @@ static const int EDGE_CORNERS[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, /* along
                                         {0, 2}, {1, 3}, {4, 6}, {5, 7}, /* along y */
                                         {0, 4}, {1, 5}, {2, 6}, {3, 7}}; /* along z */
 
-/* Edge index joining corners k1 and k2 (which differ in one bit). */
-static int edge_between(int k1, int k2)
+/* EDGE_OF[k1][k2]: the edge joining corners k1 and k2 (which differ in one
+ * bit), -1 otherwise. Built once from EDGE_CORNERS. */
+static int8_t EDGE_OF[8][8];
+static pthread_once_t edge_once = PTHREAD_ONCE_INIT;
+
+static void init_edge_table(void)
 {
-    for (int e = 0; e < 12; e++)
-        if ((EDGE_CORNERS[e][0] == k1 && EDGE_CORNERS[e][1] == k2) ||
-            (EDGE_CORNERS[e][0] == k2 && EDGE_CORNERS[e][1] == k1))
-            return e;
-    return -1;
+    memset(EDGE_OF, -1, sizeof EDGE_OF);
+    for (int e = 0; e < 12; e++) {
+        EDGE_OF[EDGE_CORNERS[e][0]][EDGE_CORNERS[e][1]] = (int8_t)e;
+        EDGE_OF[EDGE_CORNERS[e][1]][EDGE_CORNERS[e][0]] = (int8_t)e;
+    }
+}
+
+static inline int edge_between(int k1, int k2)
+{
+    return EDGE_OF[k1][k2];
 }
 
 static int uf_find(int *parent, int i)
@@ -414,6 +424,7 @@ q_status q_dc_mesh(const q_terrain *t, q_box box, q_surface surface, float scale
         return Q_ERR_ARGUMENT;
     }
 
+    pthread_once(&edge_once, init_edge_table);
     dc_ctx c;
     memset(&c, 0, sizeof c);
     c.box = box;

@@ -26,9 +26,12 @@ static void jacobi3(double m[3][3], double v[3][3], double w[3])
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++)
             v[i][j] = i == j;
-    for (int sweep = 0; sweep < 8; sweep++) {
+    /* Converged once the off-diagonal is negligible against the diagonal:
+     * the truncation threshold (Q_QEF_TRUNCATION) is far coarser. */
+    double scale = fabs(m[0][0]) + fabs(m[1][1]) + fabs(m[2][2]);
+    for (int sweep = 0; sweep < 6; sweep++) {
         double off = fabs(m[0][1]) + fabs(m[0][2]) + fabs(m[1][2]);
-        if (off < 1e-14)
+        if (off <= 1e-9 * scale)
             break;
         for (int p = 0; p < 2; p++)
             for (int r = p + 1; r < 3; r++) {
