@@ -415,6 +415,22 @@ bool q_kdtree_raycast(const q_kdtree *tree, const q_kd_mesh *mesh, const float o
     return true;
 }
 
+static bool stop_at_first(void *ud, float t, uint32_t triangle)
+{
+    (void)t;
+    (void)triangle;
+    *(bool *)ud = true;
+    return false;
+}
+
+bool q_kdtree_raycast_any(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
+                          float tmax)
+{
+    bool hit = false;
+    traverse(tree, mesh, origin, dir, tmax, false, NULL, NULL, stop_at_first, &hit);
+    return hit;
+}
+
 void q_kdtree_raycast_all(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
                           float tmax, q_kd_hit_fn fn, void *ud)
 {

@@ -74,6 +74,11 @@ size_t q_kdtree_bytes(const q_kdtree *tree);
 bool q_kdtree_raycast(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
                       float tmax, float *t_out, uint32_t *triangle_out);
 
+/* Whether anything is hit in [0, tmax]: stops at the first hit found (not
+ * necessarily the closest). For visibility and shadow rays. */
+bool q_kdtree_raycast_any(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
+                          float tmax);
+
 /* Calls fn for every hit in [0, tmax] (unordered); stops early when fn
  * returns false. */
 typedef bool (*q_kd_hit_fn)(void *ud, float t, uint32_t triangle);

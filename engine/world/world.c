@@ -78,6 +78,9 @@ int q_world_step(q_world *w, double dt)
 {
     if (!(isfinite(dt) && dt >= 0))
         return -1;
+    /* Terrain edits made since the last step reach the broadphase now (the
+     * queries also sync on their own, so an edit is never missed). */
+    q_terrain_physics_sync(w->physics);
     w->accumulator += dt;
     int steps = 0;
     /* A small tolerance so that 60 calls of step(1/60) run exactly 60 steps

@@ -99,6 +99,7 @@ static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays)
         uint32_t tri;
         bool hit = q_kdtree_raycast(tree, m, o, d, tmax, &t, &tri);
         ok &= hit == (best != INFINITY);
+        ok &= q_kdtree_raycast_any(tree, m, o, d, tmax) == hit;
         if (hit && best != INFINITY)
             ok &= fabsf(t - best) <= 1e-5f * fmaxf(1.0f, best);
     }
@@ -148,7 +149,7 @@ int main(void)
             snprintf(name, sizeof name, "%s soup of %u triangles: every triangle in one leaf, <= 2 per leaf, depth %u",
                      kinds[kind], n, built ? tree.depth : 0);
             report(name, built && check_invariants(&tree, n));
-            snprintf(name, sizeof name, "%s soup of %u triangles: closest hits equal brute force", kinds[kind], n);
+            snprintf(name, sizeof name, "%s soup of %u triangles: closest and any hits equal brute force", kinds[kind], n);
             report(name, built && check_rays(&tree, &m, 300));
             snprintf(name, sizeof name, "%s soup of %u triangles: AABB queries equal brute force", kinds[kind], n);
             report(name, built && check_aabb(&tree, &m, 100));
