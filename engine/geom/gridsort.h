@@ -2,20 +2,23 @@
  *
  * A stack of 2D grids over the plane perpendicular to a direction D: the
  * finest has up to `resolution` square cells along its longer side, each
- * coarser level halves both counts down to a single cell, and levels that
- * hold no triangle store nothing. A triangle goes into the finest level
- * where its footprint covers fewer than 12 cells, and into each of those
- * cells (tested exactly, with a small pad). Every cell's list lives in one
- * shared array, sorted by the triangles' centres along D, with the running
- * "max to the left" and "min to the right" of their extents along D so that
- * a ray can binary search its own extent along D in a crowded cell.
+ * coarser level halves both counts down to a single cell. A triangle goes
+ * into the finest level where its footprint covers fewer than 12 cells,
+ * and into each of those cells (rasterized row by row, with a small pad).
+ * Levels that hold nothing store nothing, and a level with under 1/16 of
+ * its cells in use hands its triangles to the next coarser one. Every
+ * cell's list lives in one shared array, sorted by the triangles' centres
+ * along D, with the running "max to the left" and "min to the right" of
+ * their extents along D, so that a ray binary searches its own extent
+ * along D in a crowded cell.
  *
  * A ray is clipped to the bounds and walked cell by cell through each level,
  * front to back, stopping once the next cell starts beyond the closest hit.
  * Hits come from q_ray_triangle (physics/kdtree.h) on the mesh's own float
  * vertices, so they agree bit for bit with a brute-force loop and with the kD
- * tree. The structure is cheap to build and fastest for rays along or near D
- * (a sun direction, a down ray); any other ray works too.
+ * tree. The structure is meant for many rays along or near D (a sun
+ * direction, a down ray), which visit one cell per level; other rays work
+ * too but walk many cells.
  */
 #ifndef Q_GRIDSORT_H
 #define Q_GRIDSORT_H
