@@ -7,6 +7,20 @@
  * exactly as in a window (so scripts fail the same way), setters record
  * state, drawing calls do nothing, and the functions that need a picture say
  * so: screenshot returns nil, message.
+ *
+ * Added to API.md's host modules (options only; nothing renamed):
+ *
+ *   g.draw_world(world, {bake = true})      -- baked sun shadows and ambient occlusion
+ *   g.draw_world(world, {bake = {sun_rays = 6, sun_cone = 0.035, sun_distance = 48,
+ *                                ao_rays = 8, ao_radius = 4}})   -- the defaults (1 m voxels)
+ *   g.stats()  -- also baked=, baked_vertices=, bake_ms= (chunks, vertices, ms this frame)
+ *
+ * Baking is off by default: it costs milliseconds per chunk whenever a chunk
+ * is (re)meshed or relit (nothing while the terrain does not change). Sun
+ * visibility (fraction of rays towards the sun that escape) scales the sun
+ * term, ambient occlusion (fraction of hemisphere rays that escape) the
+ * ambient term. An edit relights the vertices whose sun or hemisphere rays
+ * can reach what it changed. See draw_world below and render/render.h.
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -26,12 +40,15 @@ static q_host *host_of(lua_State *L)
     return lua_touserdata(L, lua_upvalueindex(1));
 }
 
-/* Raises "bad argument #arg to 'fn' (unknown option 'x' (valid: a, b))"
- * for any key of the table at `arg` that is not in `valid` (NULL-terminated). */
-static void check_table_keys(lua_State *L, int arg, const char *const valid[])
+/* Raises "bad argument #arg to 'fn' ([field: ]unknown option 'x' (valid:
+ * a, b))" for any key of the table at stack index t that is not in `valid`
+ * (NULL-terminated); field names the table when it is a field of argument
+ * arg, else NULL. */
+static void check_keys(lua_State *L, int t, int arg, const char *field, const char *const valid[])
 {
+    t = lua_absindex(L, t);
     lua_pushnil(L);
-    while (lua_next(L, arg) != 0) {
+    while (lua_next(L, t) != 0) {
         lua_pop(L, 1);
         bool known = false;
         if (lua_type(L, -1) == LUA_TSTRING) {
@@ -52,10 +69,15 @@ static void check_table_keys(lua_State *L, int arg, const char *const valid[])
             const char *name = lua_type(L, -2) == LUA_TSTRING
                                    ? lua_pushfstring(L, "'%s'", lua_tostring(L, -2))
                                    : lua_pushfstring(L, "key of type %s", luaL_typename(L, -2));
-            luaL_argerror(L, arg, lua_pushfstring(L, "unknown option %s (valid: %s)", name,
-                                                  lua_tostring(L, -2)));
+            luaL_argerror(L, arg, lua_pushfstring(L, "%s%sunknown option %s (valid: %s)", field ? field : "",
+                                                  field ? ": " : "", name, lua_tostring(L, -2)));
         }
     }
+}
+
+static void check_table_keys(lua_State *L, int arg, const char *const valid[])
+{
+    check_keys(L, arg, arg, NULL, valid);
 }
 
 static float check_unit(lua_State *L, int arg, const char *what)
@@ -331,15 +353,71 @@ static uint64_t world_id(lua_State *L, int idx)
     return id;
 }
 
+/* The draw_world option bake at stack index v (a field of argument arg):
+ * true, false, or a table of ray settings that turns baking on. */
+static void read_bake(lua_State *L, int v, int arg, q_draw_world_opts *o)
+{
+    static const char *const keys[] = {"sun_rays", "sun_cone", "sun_distance", "ao_rays", "ao_radius", NULL};
+    v = lua_absindex(L, v);
+    if (lua_type(L, v) == LUA_TBOOLEAN) {
+        o->bake = lua_toboolean(L, v);
+        return;
+    }
+    if (!lua_istable(L, v))
+        luaL_argerror(L, arg, lua_pushfstring(L, "bake must be a boolean or a table {sun_rays=, sun_cone=, "
+                                                 "sun_distance=, ao_rays=, ao_radius=}, got %s",
+                                              luaL_typename(L, v)));
+    check_keys(L, v, arg, "bake", keys);
+    q_bake_def d = o->bake_def;
+    for (int i = 0; keys[i]; i++) {
+        int t = lua_getfield(L, v, keys[i]);
+        if (t != LUA_TNIL) {
+            bool count = i == 0 || i == 3;
+            if (t != LUA_TNUMBER)
+                luaL_argerror(L, arg, lua_pushfstring(L, "bake: %s must be a number, got %s", keys[i],
+                                                      luaL_typename(L, -1)));
+            int is_int = 0;
+            lua_Integer n = lua_tointegerx(L, -1, &is_int);
+            lua_Number x = lua_tonumber(L, -1);
+            if (count && !is_int)
+                luaL_argerror(L, arg, lua_pushfstring(L, "bake: %s must be an integer, got %f", keys[i], x));
+            if (count) /* clamped into int range; the range check below names the value */
+                *(i == 0 ? &d.sun_rays : &d.ao_rays) = n < -1 ? -1 : n > 1000000 ? 1000000 : (int)n;
+            else
+                *(i == 1 ? &d.sun_cone : i == 2 ? &d.sun_distance : &d.ao_radius) = (float)x;
+        }
+        lua_pop(L, 1);
+    }
+    char err[160];
+    if (q_bake_def_check(&d, err, sizeof err) != Q_OK)
+        luaL_argerror(L, arg, lua_pushfstring(L, "bake: %s", err));
+    o->bake_def = d;
+    o->bake = true;
+}
+
 /* draw_world(world [, opts]) -> true | nil, message. Draws the world into
  * the frame now (call it from quarry.draw), remeshing the render chunks that
  * changed since it was last drawn. opts: wireframe, chunks (booleans; default
  * from debug{}), water (boolean, default true), fog (metres at which fog is
- * half, or false for none; default 400 voxels). Headless it only checks its
- * arguments. */
+ * half, or false for none; default 400 voxels), bake (default false; see
+ * below). Headless it only checks its arguments.
+ *
+ * bake = true, or a table {sun_rays = 6, sun_cone = 0.035, sun_distance =
+ * 48 voxels, ao_rays = 8, ao_radius = 4 voxels} (counts; cone half-angle in
+ * radians up to 0.5; distances in metres), shades the terrain with baked
+ * light: the sun term is scaled by the fraction of sun_rays rays towards the
+ * sun that meet no terrain within sun_distance, the ambient term by the
+ * fraction of ao_rays rays over the hemisphere (cosine-weighted) that meet
+ * none within ao_radius (ao_rays = 0: no occlusion). Rays follow a fixed
+ * pattern per vertex, so pictures repeat. Chunks are baked when meshed;
+ * an edit also relights the vertices whose rays can reach what it changed
+ * (below it and away from the sun, up to sun_distance; ao_radius all
+ * round). Turning bake on, or changing its settings, bakes the whole world
+ * again (stats().bake_ms says how long); bake = false (or leaving it out)
+ * draws unbaked and frees the bake data. */
 static int g_draw_world(lua_State *L)
 {
-    static const char *const keys[] = {"wireframe", "chunks", "water", "fog", NULL};
+    static const char *const keys[] = {"wireframe", "chunks", "water", "fog", "bake", NULL};
     q_world *w = ql_check_world(L, 1);
     q_host *h = host_of(L);
     q_draw_world_opts o = q_default_draw_world_opts(w);
@@ -373,6 +451,9 @@ static int g_draw_world(lua_State *L)
                                                 lua_type(L, -1) == LUA_TBOOLEAN ? "true"
                                                                                  : luaL_typename(L, -1)));
         }
+        lua_pop(L, 1);
+        if (lua_getfield(L, 2, "bake") != LUA_TNIL)
+            read_bake(L, -1, 2, &o);
         lua_pop(L, 1);
     }
     q_renderer *r = q_host_renderer(h);
@@ -444,17 +525,19 @@ static int g_text(lua_State *L)
 }
 
 /* stats() -> {chunks=, triangles=, draw_calls=, remeshed=, mesh_ms=,
- * gpu_bytes=} for the frame so far (call after draw_world): render chunks
- * holding a mesh in the worlds drawn, triangles and terrain draw calls
- * issued, chunks remeshed and the milliseconds it took, bytes of chunk
- * meshes on the GPU. All zero headless. */
+ * gpu_bytes=, baked=, baked_vertices=, bake_ms=} for the frame so far (call
+ * after draw_world): render chunks holding a mesh in the worlds drawn,
+ * triangles and terrain draw calls issued, chunks remeshed and the
+ * milliseconds it took (baking included), bytes of chunk meshes on the GPU,
+ * chunks and vertices baked and the milliseconds baking took. All zero
+ * headless. */
 static int g_stats(lua_State *L)
 {
     q_renderer *r = q_host_renderer(host_of(L));
     q_render_stats st = {0};
     if (r)
         st = q_render_get_stats(r);
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 9);
     lua_pushinteger(L, st.chunks);
     lua_setfield(L, -2, "chunks");
     lua_pushinteger(L, (lua_Integer)st.triangles);
@@ -467,6 +550,12 @@ static int g_stats(lua_State *L)
     lua_setfield(L, -2, "mesh_ms");
     lua_pushinteger(L, (lua_Integer)st.gpu_bytes);
     lua_setfield(L, -2, "gpu_bytes");
+    lua_pushinteger(L, st.baked);
+    lua_setfield(L, -2, "baked");
+    lua_pushinteger(L, (lua_Integer)st.baked_vertices);
+    lua_setfield(L, -2, "baked_vertices");
+    lua_pushnumber(L, st.bake_ms);
+    lua_setfield(L, -2, "bake_ms");
     return 1;
 }
 

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "geom/bake.h"
+
 struct q_world;
 
 /* Same shape as glad's GLADloadfunc: returns the address of a GL function. */
@@ -83,10 +85,17 @@ typedef struct q_draw_world_opts {
     bool chunks;      /* boxes of the render chunks that hold a mesh */
     bool water;       /* draw the water surface (default true) */
     float fog;        /* metres at which fog hides half the colour; 0 = no fog */
+    bool bake;        /* baked sun visibility and ambient occlusion (default false) */
+    q_bake_def bake_def; /* rays of the bake; its sun is the renderer's (q_render_sun) */
 } q_draw_world_opts;
 
-/* Defaults: no wireframe, no chunk boxes, water on, fog at 400 voxels. */
+/* Defaults: no wireframe, no chunk boxes, water on, fog at 400 voxels, no
+ * bake (bake_def: q_default_bake_def for the renderer's sun and the world's
+ * voxel size). */
 q_draw_world_opts q_default_draw_world_opts(const struct q_world *w);
+
+/* Unit direction towards the sun that lights every world. */
+void q_render_sun(float out[3]);
 
 /* Draws the world into the current frame through `camera`, fogged towards
  * the frame's clear colour. `key` identifies the world across frames (the
@@ -94,7 +103,18 @@ q_draw_world_opts q_default_draw_world_opts(const struct q_world *w);
  * for another world). Chunks changed since the last draw of the key are
  * remeshed first, all of them in parallel. Caches of keys not drawn for a
  * while are freed at begin_frame. Returns false with a message when meshing
- * ran out of memory (what was meshed is still drawn). */
+ * ran out of memory (what was meshed is still drawn).
+ *
+ * Baking (opts->bake): the solid surface's vertices carry sun visibility
+ * and ambient occlusion (geom/bake.h), which scale the sun and ambient terms
+ * of the shading. Chunks are baked after all meshing of the draw, on the
+ * mesher threads: every vertex of a remeshed chunk, and after an edit the
+ * vertices of other chunks whose rays can reach the triangles it may have
+ * changed (the changed box grown by four voxels): mostly the terrain below
+ * the edit and away from the sun, up to bake_def.sun_distance, and within
+ * bake_def.ao_radius all round. The cache keeps a CPU copy of each solid
+ * mesh while baking is on; turning it on remeshes and bakes everything,
+ * changing bake_def bakes everything, turning it off frees the copies. */
 bool q_render_draw_world(q_renderer *r, uint64_t key, struct q_world *w, const q_camera *camera,
                          const q_draw_world_opts *opts, char *err, size_t err_size);
 
@@ -116,7 +136,10 @@ typedef struct q_render_stats {
     int64_t triangles;   /* triangles drawn (solid and water, wireframe not counted) */
     int draw_calls;      /* terrain draw calls */
     int remeshed;        /* chunks meshed this frame */
-    double mesh_ms;      /* wall time spent meshing and uploading this frame */
+    double mesh_ms;      /* wall time spent meshing, baking and uploading this frame */
+    int baked;           /* chunks baked this frame (remeshed or relit by an edit nearby) */
+    int64_t baked_vertices; /* vertices whose rays were cast this frame */
+    double bake_ms;      /* the part of mesh_ms spent baking (scene build and rays) */
     int64_t gpu_bytes;   /* bytes of chunk meshes held for all worlds */
 } q_render_stats;
 

@@ -16,7 +16,8 @@ typedef struct q_terrain_vertex {
     float position[3];  /* metres */
     uint32_t normal;    /* GL_INT_2_10_10_10_REV, signed normalised xyz */
     uint8_t material;   /* material id: texture layer */
-    uint8_t pad[3];
+    uint8_t sun, ao;    /* baked sun visibility and ambient occlusion, 255 = open */
+    uint8_t pad;
 } q_terrain_vertex;
 
 typedef struct q_line_vertex {
@@ -31,7 +32,7 @@ typedef struct q_text_vertex {
 
 typedef struct q_terrain_program {
     GLuint program;
-    GLint view_proj, camera, fog_color, fog_density, tile, alpha, color;
+    GLint view_proj, camera, fog_color, fog_density, tile, alpha, color, sun, bake;
 } q_terrain_program;
 
 struct q_renderer {
