@@ -363,7 +363,7 @@ log("ok")
       local expect = {
         "^draw_world .*bad argument #1 to 'draw_world' %(quarry.World expected, got no value%)",
         "^draw_world .*bad argument #1 to 'draw_world' %(quarry.World expected, got table%)",
-        "^draw_world .*#2 to 'draw_world' %(unknown option 'sparkles' %(valid: wireframe, chunks, water, fog%)%)",
+        "^draw_world .*#2 to 'draw_world' %(unknown option 'sparkles' %(valid: wireframe, chunks, water, fog, bake%)%)",
         "^draw_world .*#2 to 'draw_world' %(wireframe must be a boolean, got number%)",
         "^draw_world .*#2 to 'draw_world' %(fog must be a distance > 0",
         "^draw_world .*#2 to 'draw_world' %(fog must be a distance > 0",
