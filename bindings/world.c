@@ -141,7 +141,8 @@ static int world_stats(lua_State *L)
                   {"broadphase_bytes", s.broadphase_bytes},
                   {"cached_chunks", s.cached_chunks},
                   {"triangles", s.triangles},
-                  {"kd_nodes", s.kd_nodes}};
+                  {"kd_nodes", s.kd_nodes},
+                  {"gridsort_batches", s.gridsort_batches}};
     int n = (int)(sizeof fields / sizeof fields[0]);
     lua_createtable(L, 0, n);
     for (int i = 0; i < n; i++) {
@@ -286,12 +287,12 @@ static int world_raycast_batch(lua_State *L)
             return luaL_argerror(L, 3, lua_pushfstring(L, "directions[%I] is not a finite non-zero vector", i + 1));
         lua_pop(L, 2);
     }
-    q_terrain_physics *p = q_world_terrain_physics(w);
+    double *dist = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(double), 0);
+    q_terrain_physics_raycast_batch(q_world_terrain_physics(w), rays, (size_t)n, maxd, opts.flags, dist);
     lua_createtable(L, (int)n, 0);
     for (lua_Integer i = 0; i < n; i++) {
-        q_ray_hit hit;
-        if (opts.flags && q_terrain_physics_raycast(p, rays + 6 * i, rays + 6 * i + 3, maxd, opts.flags, &hit))
-            lua_pushnumber(L, hit.distance);
+        if (dist[i] >= 0)
+            lua_pushnumber(L, dist[i]);
         else
             lua_pushboolean(L, 0);
         lua_rawseti(L, -2, i + 1);

@@ -249,3 +249,29 @@ describe("physics stats", function()
     assert.is_true(s.cached_chunks >= 1 and s.kd_nodes > 0 and s.triangles > 0)
   end)
 end)
+
+describe("world:raycast_batch", function()
+  it("gives the single-ray answers for a large batch of sun rays (grid-sort path)", function()
+    local w = quarry.world.new{}
+    w.terrain:generate{kind = "caves", size = {64, 40, 64}, seed = 2}
+    local r = rng(17)
+    local origins, dirs = {}, {}
+    local sun = quarry.vec3(0.3, -1, 0.2)
+    local n = 40000 -- over the grid-sort threshold (32768)
+    for i = 1, n do
+      origins[i] = quarry.vec3(r() * 70 - 3, 45 + r() * 5, r() * 70 - 3)
+      dirs[i] = i % 2 == 0 and sun or (sun + quarry.vec3((r() - 0.5) * 0.05, 0, (r() - 0.5) * 0.05))
+    end
+    local d = w:raycast_batch(origins, dirs, 120)
+    assert.are.equal(n, #d)
+    assert.are.equal(1, w:stats().gridsort_batches, "the batch went through a grid sort")
+    local hits, bad = 0, 0
+    for i = 1, n, 7 do -- a sample against single rays
+      local h = w:raycast(origins[i], dirs[i], 120)
+      if (h == nil) ~= (d[i] == false) or (h and math.abs(h.distance - d[i]) > 1e-4) then bad = bad + 1 end
+      if h then hits = hits + 1 end
+    end
+    assert.are.equal(0, bad)
+    assert.is_true(hits > 1000)
+  end)
+end)

@@ -73,6 +73,8 @@ struct q_terrain_physics {
     size_t cache_bytes;
     uint64_t tick;
 
+    size_t gridsort_batches;
+
     /* per-call scratch, reused */
     void *dc_scratch;
     q_dc_output out;

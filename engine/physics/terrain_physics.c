@@ -4,6 +4,7 @@
 #include "physics/physics_internal.h"
 
 #include "core/alloc.h"
+#include "geom/gridsort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -613,6 +614,166 @@ size_t q_terrain_physics_raycast_all(q_terrain_physics *p, const double origin[3
     return r.count;
 }
 
+/* ---- batches ---- */
+
+/* A triangle list owned by q_alloc: free with free_soup. */
+typedef struct soup {
+    float *pos;
+    uint32_t *idx;
+    size_t nv, ni, pos_cap, idx_cap;
+} soup;
+
+static void free_soup(soup *s)
+{
+    q_free(s->pos, s->pos_cap * sizeof(float));
+    q_free(s->idx, s->idx_cap * sizeof(uint32_t));
+}
+
+/* Meshes the voxel box in 32^3 pieces into one triangle list (absolute
+ * positions, world units). False when out of memory. */
+static bool mesh_box(q_terrain_physics *p, q_box box, soup *res)
+{
+    Q_ARRAY(float) P = {0};
+    Q_ARRAY(uint32_t) I = {0};
+    q_box piece_box = {{0, 0, 0}, {Q_CHUNK_SIZE, Q_CHUNK_SIZE, Q_CHUNK_SIZE}};
+    size_t vcap = q_dc_vertex_bound(piece_box), icap = q_dc_index_bound(piece_box);
+    q_dc_output out = {0};
+    out.positions = q_alloc(vcap * 3 * sizeof(float));
+    out.indices = q_alloc(icap * sizeof(uint32_t));
+    out.vertex_capacity = vcap;
+    out.index_capacity = icap;
+    void *scratch = q_alloc(q_dc_scratch_bytes(piece_box));
+    bool ok = out.positions && out.indices && scratch;
+    char err[128];
+    for (int32_t z = box.min[2]; ok && z < box.max[2]; z += Q_CHUNK_SIZE)
+        for (int32_t y = box.min[1]; ok && y < box.max[1]; y += Q_CHUNK_SIZE)
+            for (int32_t x = box.min[0]; ok && x < box.max[0]; x += Q_CHUNK_SIZE) {
+                q_box b = {{x, y, z},
+                           {x + Q_CHUNK_SIZE < box.max[0] ? x + Q_CHUNK_SIZE : box.max[0],
+                            y + Q_CHUNK_SIZE < box.max[1] ? y + Q_CHUNK_SIZE : box.max[1],
+                            z + Q_CHUNK_SIZE < box.max[2] ? z + Q_CHUNK_SIZE : box.max[2]}};
+                if (q_dc_mesh(p->terrain, b, Q_SURFACE_SOLID, (float)p->voxel_size, &out, scratch, err, sizeof err) != Q_OK ||
+                    !q_array_reserve(&P, P.count + out.vertex_count * 3) || !q_array_reserve(&I, I.count + out.index_count)) {
+                    ok = false;
+                    break;
+                }
+                uint32_t base = (uint32_t)(P.count / 3);
+                memcpy(P.data + P.count, out.positions, out.vertex_count * 3 * sizeof(float));
+                P.count += out.vertex_count * 3;
+                for (size_t i = 0; i < out.index_count; i++)
+                    I.data[I.count++] = base + out.indices[i];
+            }
+    q_free(scratch, q_dc_scratch_bytes(piece_box));
+    q_free(out.positions, vcap * 3 * sizeof(float));
+    q_free(out.indices, icap * sizeof(uint32_t));
+    if (!ok) {
+        q_array_free(&P);
+        q_array_free(&I);
+        return false;
+    }
+    *res = (soup){P.data, I.data, P.count / 3, I.count, P.capacity, I.capacity};
+    return true;
+}
+
+/* The grid-sort path; false when the batch does not qualify or memory runs
+ * out (the caller then casts ray by ray). */
+static bool batch_gridsort(q_terrain_physics *p, const double *rays, size_t n, double maxd, double *out,
+                           size_t *hits)
+{
+    double mean[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const double *d = rays + 6 * i + 3;
+        double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        for (int k = 0; k < 3; k++)
+            mean[k] += d[k] / len;
+    }
+    double ml = sqrt(mean[0] * mean[0] + mean[1] * mean[1] + mean[2] * mean[2]);
+    if (!(ml > 0))
+        return false;
+    for (int k = 0; k < 3; k++)
+        mean[k] /= ml;
+    q_box tb;
+    if (!q_terrain_bounds(p->terrain, &tb))
+        return false;
+    double vs = p->voxel_size, lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const double *o = rays + 6 * i, *d = o + 3;
+        double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        if ((d[0] * mean[0] + d[1] * mean[1] + d[2] * mean[2]) / len < 0.985) /* 10 degrees */
+            return false;
+        for (int k = 0; k < 3; k++) {
+            double a = o[k], b = o[k] + d[k] / len * maxd;
+            lo[k] = fmin(lo[k], fmin(a, b));
+            hi[k] = fmax(hi[k], fmax(a, b));
+        }
+    }
+    /* The voxels the segments can meet: their box within the terrain's,
+     * grown by the two samples a cell's vertex depends on. */
+    q_box box;
+    for (int k = 0; k < 3; k++) {
+        double a = fmax(floor(lo[k] / vs) - 2, (double)tb.min[k] - 2);
+        double b = fmin(floor(hi[k] / vs) + 3, (double)tb.max[k] + 2);
+        if (!(a < b))
+            return false;
+        box.min[k] = (int32_t)a;
+        box.max[k] = (int32_t)b;
+    }
+    if (q_box_volume(box) > 64 * Q_DC_MAX_SAMPLES)
+        return false;
+    soup tris;
+    if (!mesh_box(p, box, &tris))
+        return false;
+    q_gridsort *gs = NULL;
+    char err[128];
+    float D[3] = {(float)mean[0], (float)mean[1], (float)mean[2]};
+    q_status st = q_gridsort_build(&gs, tris.pos, tris.nv, tris.idx, tris.ni, D, 512, err, sizeof err);
+    free_soup(&tris);
+    if (st != Q_OK)
+        return false;
+    float *fr = q_alloc(n * 7 * sizeof(float));
+    if (!fr) {
+        q_gridsort_free(gs);
+        return false;
+    }
+    float *fo = fr, *fd = fr + 3 * n, *ft = fr + 6 * n;
+    for (size_t i = 0; i < n; i++) {
+        const double *o = rays + 6 * i, *d = o + 3;
+        double len = sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+        for (int k = 0; k < 3; k++) {
+            fo[3 * i + k] = (float)o[k];
+            fd[3 * i + k] = (float)(d[k] / len);
+        }
+    }
+    *hits = q_gridsort_raycast_batch(gs, fo, fd, n, (float)fmin(maxd, 1e30), ft);
+    for (size_t i = 0; i < n; i++)
+        out[i] = ft[i] < 0 ? -1.0 : (double)ft[i];
+    q_free(fr, n * 7 * sizeof(float));
+    q_gridsort_free(gs);
+    p->gridsort_batches++;
+    return true;
+}
+
+size_t q_terrain_physics_raycast_batch(q_terrain_physics *p, const double *rays, size_t n, double max_distance,
+                                       unsigned flags, double *out)
+{
+    size_t hits = 0;
+    if (flags == Q_RAY_SOLID && n >= Q_BATCH_GRIDSORT_MIN && max_distance >= 0 && q_terrain_physics_sync(p) &&
+        batch_gridsort(p, rays, n, max_distance, out, &hits))
+        return hits;
+    for (size_t i = 0; i < n; i++) {
+        q_ray_hit h;
+        out[i] = flags && q_terrain_physics_raycast(p, rays + 6 * i, rays + 6 * i + 3, max_distance, flags, &h)
+                     ? h.distance
+                     : -1.0;
+        hits += out[i] >= 0;
+    }
+    return hits;
+}
+
 /* ---- exact overlaps ---- */
 
 /* Squared distance from p to triangle abc (Ericson, Real-Time Collision
@@ -833,6 +994,7 @@ q_terrain_physics_stats q_terrain_physics_get_stats(q_terrain_physics *p)
     for (int k = 0; k < 2; k++)
         s.broadphase_bytes += (p->pool[k].slots.count - p->pool[k].free.count) * sizeof(q_mask_slot);
     s.cached_chunks = p->cache.count;
+    s.gridsort_batches = p->gridsort_batches;
     s.cache_bytes = p->cache_bytes;
     for (size_t i = 0; i < p->cache.count; i++)
         for (int k = 0; k < 2; k++) {

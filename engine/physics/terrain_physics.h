@@ -75,6 +75,17 @@ bool q_terrain_physics_raycast(q_terrain_physics *p, const double origin[3], con
 size_t q_terrain_physics_raycast_all(q_terrain_physics *p, const double origin[3], const double dir[3],
                                      double max_distance, unsigned flags, q_ray_hit *hits, size_t cap);
 
+/* n rays (6 doubles each: origin, direction) against the same max_distance;
+ * out[i] is the hit distance or -1. Large batches of nearly parallel solid
+ * rays (at least Q_BATCH_GRIDSORT_MIN rays within 10 degrees of their mean
+ * direction, e.g. sun rays) go through a grid sort (geom/gridsort.h) built
+ * over the terrain they can reach, which pays for its build at that size;
+ * others are cast one by one. Either way the hits are the mesher's
+ * triangles. Returns the number of hits. */
+#define Q_BATCH_GRIDSORT_MIN 32768
+size_t q_terrain_physics_raycast_batch(q_terrain_physics *p, const double *rays, size_t n, double max_distance,
+                                       unsigned flags, double *out);
+
 typedef struct q_terrain_physics_stats {
     size_t broadphase_chunks; /* stored entries (masks or FULL tags) */
     size_t broadphase_bytes;
@@ -82,6 +93,7 @@ typedef struct q_terrain_physics_stats {
     size_t cache_bytes;
     size_t triangles;         /* in cached meshes */
     size_t kd_nodes;
+    size_t gridsort_batches;  /* ray batches served by a grid sort so far */
 } q_terrain_physics_stats;
 q_terrain_physics_stats q_terrain_physics_get_stats(q_terrain_physics *p);
 

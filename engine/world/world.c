@@ -119,7 +119,7 @@ q_world_stats q_world_get_stats(q_world *w)
     q_terrain_physics_stats ps = q_terrain_physics_get_stats(w->physics);
     q_world_stats s = {ts.chunks, ts.dense_chunks, ts.bytes, ts.bytes + sizeof *w, 0, 0,
                        ps.broadphase_chunks, ps.broadphase_bytes, ps.cached_chunks, ps.cache_bytes,
-                       ps.triangles, ps.kd_nodes};
+                       ps.triangles, ps.kd_nodes, ps.gridsort_batches};
     s.memory += ps.broadphase_bytes + ps.cache_bytes;
     return s;
 }

@@ -61,6 +61,7 @@ typedef struct q_world_stats {
     size_t bodies, awake;
     size_t broadphase_chunks, broadphase_bytes; /* terrain physics */
     size_t cached_chunks, cache_bytes, triangles, kd_nodes;
+    size_t gridsort_batches;
 } q_world_stats;
 /* Not const: brings the physics data up to date first. */
 q_world_stats q_world_get_stats(q_world *w);
