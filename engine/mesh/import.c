@@ -1,0 +1,501 @@
+/* Mesh import through assimp (see import.h). */
+#include "mesh/import.h"
+
+#include "core/alloc.h"
+#include "core/hashmap.h"
+#include "geom/quickhull.h"
+
+#include <assimp/cimport.h>
+#include <assimp/config.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#define NONE UINT32_MAX
+#define MAX_COORDINATE 1e30
+#define MAX_NODE_DEPTH 256
+
+q_import_def q_default_import_def(void)
+{
+    return (q_import_def){.merge = 0, .max_file_bytes = 0, .max_vertices = 0};
+}
+
+static q_status fail(char *err, size_t errlen, q_status st, const char *fmt, const char *path, const char *what)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, path, what);
+    return st;
+}
+
+static bool supported_extension(const char *path, const char **ext)
+{
+    static const char *const known[] = {".obj", ".off", ".stl", ".ply", ".gltf", ".glb"};
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(slash ? slash : path, '.');
+    *ext = dot ? dot : "";
+    for (size_t i = 0; dot && i < sizeof known / sizeof known[0]; i++)
+        if (strcasecmp(dot, known[i]) == 0)
+            return true;
+    return false;
+}
+
+/* assimp skips OBJ faces with fewer than three vertices; a file that has one
+ * is malformed, so it is refused here (reads at most max bytes). Returns the
+ * 1-based line of the first such face, 0 if none, -1 when unreadable. */
+static long obj_short_face(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[4096];
+    long no = 0, bad = 0;
+    bool continued = false; /* inside an over-long line */
+    while (!bad && fgets(line, sizeof line, f)) {
+        bool whole = strchr(line, '\n') != NULL || feof(f);
+        if (!continued) {
+            no++;
+            const char *p = line;
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (p[0] == 'f' && (p[1] == ' ' || p[1] == '\t' || p[1] == '\n' || p[1] == '\r' || p[1] == 0) && whole) {
+                int refs = 0;
+                for (p++; *p && *p != '#';) {
+                    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+                        p++;
+                    if (!*p || *p == '#')
+                        break;
+                    refs++;
+                    while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+                        p++;
+                }
+                if (refs < 3)
+                    bad = no;
+            }
+        }
+        continued = !whole;
+    }
+    fclose(f);
+    return bad;
+}
+
+/* What assimp must not be handed. When the loader an extension selects
+ * rejects a file, assimp tries every loader that recognises the content,
+ * and a loader that believes a header's counts can reserve gigabytes (an OFF
+ * header claiming 3e11 faces, read through a .gltf name, takes 17 GB). So:
+ * .glb starts with "glTF", .gltf with '{', .ply with "ply", and an OFF or
+ * PLY header may not declare more elements than the file has bytes. Returns
+ * NULL when fine, else the reason. */
+static const char *bad_header(const char *path, const char *ext, uint64_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return "cannot read the file";
+    char buf[4097];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = buf;
+    if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
+        p += 3;
+    if (strcasecmp(ext, ".glb") == 0)
+        return n >= 4 && memcmp(buf, "glTF", 4) == 0 ? NULL : "not a binary glTF file (no 'glTF' magic)";
+    if (strcasecmp(ext, ".gltf") == 0) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+            p++;
+        return *p == '{' ? NULL : "not a glTF file (no JSON object)";
+    }
+    if (strcasecmp(ext, ".ply") == 0) {
+        if (strncmp(p, "ply", 3) != 0 || (p[3] != '\n' && p[3] != '\r'))
+            return "not a PLY file (no 'ply' magic)";
+        for (const char *q = strstr(p, "element"); q; q = strstr(q + 7, "element")) {
+            unsigned long long count = 0;
+            char name[64];
+            if (sscanf(q, "element %63s %llu", name, &count) == 2 && count > size)
+                return "the header declares more elements than the file can hold";
+        }
+        return NULL;
+    }
+    if (strcasecmp(ext, ".off") == 0) {
+        /* [header word] vertex-count face-count [edge-count], '#' comments */
+        unsigned long long counts[2];
+        int got = 0;
+        while (*p && got < 2) {
+            if (*p == '#') {
+                while (*p && *p != '\n')
+                    p++;
+                continue;
+            }
+            if (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') {
+                p++;
+                continue;
+            }
+            if (*p >= '0' && *p <= '9') {
+                char *end;
+                counts[got++] = strtoull(p, &end, 10);
+                p = end;
+            } else {
+                while (*p && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+                    p++;
+            }
+        }
+        if (got == 2 && (counts[0] > size || counts[1] > size))
+            return "the header declares more vertices or faces than the file can hold";
+    }
+    return NULL;
+}
+
+static void mat_mul(const struct aiMatrix4x4 *a, const struct aiMatrix4x4 *b, struct aiMatrix4x4 *r)
+{
+    const float *A = &a->a1, *B = &b->a1;
+    float R[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            float sum = 0;
+            for (int k = 0; k < 4; k++)
+                sum += A[4 * i + k] * B[4 * k + j];
+            R[4 * i + j] = sum;
+        }
+    memcpy(&r->a1, R, sizeof R);
+}
+
+typedef struct node_frame {
+    const struct aiNode *node;
+    struct aiMatrix4x4 m; /* node to scene */
+    int depth;
+} node_frame;
+
+typedef struct gather {
+    const struct aiScene *scene;
+    size_t nv, nt; /* counted or written so far */
+    size_t max;    /* cap on vertices and triangles */
+    double *pos;   /* NULL while counting */
+    uint32_t *tri;
+    const char *why; /* message for a refusal */
+    q_status status;
+} gather;
+
+/* One pass over the node tree: counts (g->pos NULL) or writes vertices and
+ * triangles. False on a refusal (g->why, g->status). */
+static bool walk(gather *g, node_frame *stack)
+{
+    const struct aiScene *sc = g->scene;
+    size_t sp = 0;
+    struct aiMatrix4x4 id = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    stack[sp].node = sc->mRootNode;
+    mat_mul(&id, &sc->mRootNode->mTransformation, &stack[sp].m);
+    stack[sp++].depth = 0;
+    while (sp) {
+        node_frame fr = stack[--sp];
+        const struct aiNode *nd = fr.node;
+        for (unsigned i = 0; i < nd->mNumMeshes; i++) {
+            if (nd->mMeshes[i] >= sc->mNumMeshes)
+                continue;
+            const struct aiMesh *me = sc->mMeshes[nd->mMeshes[i]];
+            if (!(me->mPrimitiveTypes & aiPrimitiveType_TRIANGLE) || !me->mVertices)
+                continue;
+            size_t tris = 0;
+            for (unsigned f = 0; f < me->mNumFaces; f++)
+                tris += me->mFaces[f].mNumIndices == 3;
+            if (tris == 0)
+                continue;
+            if (g->nv + me->mNumVertices > g->max || g->nt + tris > g->max) {
+                g->why = "too many vertices or triangles";
+                g->status = Q_ERR_TOO_LARGE;
+                return false;
+            }
+            if (g->pos) {
+                const float *M = &fr.m.a1;
+                for (unsigned v = 0; v < me->mNumVertices; v++) {
+                    const struct aiVector3D *p = &me->mVertices[v];
+                    double in[3] = {p->x, p->y, p->z};
+                    for (int a = 0; a < 3; a++) {
+                        double x = (double)M[4 * a] * in[0] + (double)M[4 * a + 1] * in[1] +
+                                   (double)M[4 * a + 2] * in[2] + (double)M[4 * a + 3];
+                        if (!isfinite(in[a]) || !isfinite(x) || fabs(x) > MAX_COORDINATE) {
+                            g->why = "a vertex coordinate is not finite (or beyond 1e30)";
+                            g->status = Q_ERR_FORMAT;
+                            return false;
+                        }
+                        g->pos[3 * (g->nv + v) + a] = x;
+                    }
+                }
+                for (unsigned f = 0; f < me->mNumFaces; f++) {
+                    const struct aiFace *fc = &me->mFaces[f];
+                    if (fc->mNumIndices != 3)
+                        continue;
+                    for (int k = 0; k < 3; k++) {
+                        if (fc->mIndices[k] >= me->mNumVertices) {
+                            g->why = "a face index is out of range";
+                            g->status = Q_ERR_FORMAT;
+                            return false;
+                        }
+                        g->tri[3 * g->nt + k] = (uint32_t)(g->nv + fc->mIndices[k]);
+                    }
+                    g->nt++;
+                }
+            } else {
+                g->nt += tris;
+            }
+            g->nv += me->mNumVertices;
+        }
+        for (unsigned c = 0; c < nd->mNumChildren; c++) {
+            if (fr.depth + 1 >= MAX_NODE_DEPTH) {
+                g->why = "the node hierarchy is too deep";
+                g->status = Q_ERR_FORMAT;
+                return false;
+            }
+            /* The stack holds at most one frame per child of each node on
+             * the current path; depth is capped, children are not. */
+            stack[sp].node = nd->mChildren[c];
+            mat_mul(&fr.m, &nd->mChildren[c]->mTransformation, &stack[sp].m);
+            stack[sp++].depth = fr.depth + 1;
+        }
+    }
+    return true;
+}
+
+/* Size of the traversal stack: every node can be pushed once per visit of
+ * its parent; the scene's node count bounds a tree. */
+static size_t count_nodes(const struct aiNode *nd, int depth)
+{
+    if (depth >= MAX_NODE_DEPTH)
+        return 1;
+    size_t n = 1;
+    for (unsigned c = 0; c < nd->mNumChildren; c++)
+        n += count_nodes(nd->mChildren[c], depth + 1);
+    return n;
+}
+
+static uint64_t cell_key(const int64_t k[3])
+{
+    uint64_t h = (uint64_t)k[0] * 0x9E3779B97F4A7C15ull ^ (uint64_t)k[1] * 0xC2B2AE3D27D4EB4Full ^
+                 (uint64_t)k[2] * 0x165667B19E3779F9ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    return h ^ (h >> 29);
+}
+
+/* Greedy weld: vertex i maps to the first earlier kept vertex within s, or
+ * is kept. remap gets the new index of every vertex; kept vertices are
+ * compacted to the front of pos. Cells of size 2s: a ball of radius s meets
+ * the 8 nearest. Returns the kept count, 0 when out of memory. */
+static size_t weld(double *pos, size_t n, double s, uint32_t *remap)
+{
+    uint32_t *chain = q_alloc(n * sizeof(uint32_t));
+    q_hashmap cells = {0};
+    if (!chain)
+        return 0;
+    double lo[3] = {pos[0], pos[1], pos[2]};
+    for (size_t i = 1; i < n; i++)
+        for (int a = 0; a < 3; a++)
+            lo[a] = fmin(lo[a], pos[3 * i + a]);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double p[3] = {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]};
+        int64_t base[3];
+        int dir[3];
+        for (int a = 0; a < 3; a++) {
+            double q = (p[a] - lo[a]) / (2 * s), f = floor(q);
+            base[a] = (int64_t)f;
+            dir[a] = q - f < 0.5 ? -1 : 1;
+        }
+        uint32_t found = NONE;
+        for (int corner = 0; corner < 8 && found == NONE; corner++) {
+            int64_t k[3];
+            for (int a = 0; a < 3; a++)
+                k[a] = base[a] + ((corner >> a) & 1 ? dir[a] : 0);
+            for (uint32_t r = q_hashmap_get(&cells, cell_key(k)); r != NONE && found == NONE; r = chain[r]) {
+                double dx = pos[3 * r] - p[0], dy = pos[3 * r + 1] - p[1], dz = pos[3 * r + 2] - p[2];
+                if (dx * dx + dy * dy + dz * dz <= s * s)
+                    found = r;
+            }
+        }
+        if (found != NONE) {
+            remap[i] = found;
+            continue;
+        }
+        memcpy(pos + 3 * m, p, sizeof p);
+        remap[i] = (uint32_t)m;
+        uint64_t key = cell_key(base);
+        chain[m] = q_hashmap_get(&cells, key);
+        if (!q_hashmap_set(&cells, key, (uint32_t)m)) {
+            m = 0;
+            break;
+        }
+        m++;
+    }
+    q_hashmap_free(&cells);
+    q_free(chain, n * sizeof(uint32_t));
+    return m;
+}
+
+q_mesh *q_mesh_import(const char *path, const q_import_def *def, q_status *status, char *err, size_t errlen)
+{
+    q_import_def d = def ? *def : q_default_import_def();
+    size_t max_bytes = d.max_file_bytes ? d.max_file_bytes : Q_IMPORT_MAX_FILE_BYTES;
+    size_t max_vertices = d.max_vertices ? d.max_vertices : Q_IMPORT_MAX_VERTICES;
+    if (max_vertices > Q_IMPORT_MAX_VERTICES)
+        max_vertices = Q_IMPORT_MAX_VERTICES;
+    q_status st = Q_OK;
+    const char *ext;
+    const struct aiScene *scene = NULL;
+    struct aiPropertyStore *props = NULL;
+    node_frame *stack = NULL;
+    size_t stack_n = 0, nv = 0, nt = 0;
+    double *pos = NULL;
+    uint32_t *tri = NULL, *remap = NULL;
+    q_mesh *m = NULL;
+    struct stat sb;
+
+    if (!(d.merge >= 0) || !isfinite(d.merge)) {
+        st = fail(err, errlen, Q_ERR_ARGUMENT, "%s: merge distance must be finite and >= 0%s", path, "");
+        goto done;
+    }
+    if (!supported_extension(path, &ext)) {
+        st = fail(err, errlen, Q_ERR_FORMAT, "%s: unsupported format '%s' (supported: .obj .off .stl .ply .gltf .glb)",
+                  path, ext);
+        goto done;
+    }
+    if (stat(path, &sb) != 0) {
+        st = fail(err, errlen, Q_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        st = fail(err, errlen, Q_ERR_IO, "cannot open '%s': %s", path, "not a regular file");
+        goto done;
+    }
+    FILE *probe = fopen(path, "rb");
+    if (!probe) {
+        st = fail(err, errlen, Q_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+        goto done;
+    }
+    fclose(probe);
+    if (sb.st_size == 0) {
+        st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, "empty file");
+        goto done;
+    }
+    if ((uint64_t)sb.st_size > max_bytes) {
+        char what[96];
+        snprintf(what, sizeof what, "file is %lld bytes, over the limit of %zu", (long long)sb.st_size, max_bytes);
+        st = fail(err, errlen, Q_ERR_TOO_LARGE, "%s: %s", path, what);
+        goto done;
+    }
+    const char *why = bad_header(path, ext, (uint64_t)sb.st_size);
+    if (why) {
+        st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, why);
+        goto done;
+    }
+    if (strcasecmp(ext, ".obj") == 0) {
+        long line = obj_short_face(path);
+        if (line != 0) {
+            char what[96];
+            snprintf(what, sizeof what,
+                     line < 0 ? "cannot read the file" : "line %ld: a face with fewer than 3 vertices", line);
+            st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, what);
+            goto done;
+        }
+    }
+
+    /* assimp's default logger is a null logger unless someone attached a
+     * stream; make sure nothing goes to stderr. No aiProcess_JoinIdentical-
+     * Vertices: it takes a NaN vertex for its neighbour (NaN compares
+     * unequal to everything, so its sort puts it anywhere) and the file's
+     * NaN would vanish instead of being refused; the weld below does the
+     * joining. Points and lines are removed by the type sort. */
+    aiDetachAllLogStreams();
+    props = aiCreatePropertyStore();
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+    scene = aiImportFileExWithProperties(
+        path, aiProcess_Triangulate | aiProcess_SortByPType | aiProcess_ValidateDataStructure, NULL, props);
+    if (!scene || !scene->mRootNode) {
+        const char *msg = aiGetErrorString();
+        st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, msg && *msg ? msg : "assimp could not read it");
+        goto done;
+    }
+
+    stack_n = count_nodes(scene->mRootNode, 0) + 1;
+    stack = q_alloc(stack_n * sizeof *stack);
+    if (!stack) {
+        st = fail(err, errlen, Q_ERR_MEMORY, "%s: %s", path, "out of memory");
+        goto done;
+    }
+    gather g = {.scene = scene, .max = max_vertices};
+    if (!walk(&g, stack)) {
+        st = fail(err, errlen, g.status, "%s: %s", path, g.why);
+        goto done;
+    }
+    if (g.nt == 0) {
+        st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, "no triangles");
+        goto done;
+    }
+    nv = g.nv;
+    nt = g.nt;
+    pos = q_alloc(3 * nv * sizeof(double));
+    tri = q_alloc(3 * nt * sizeof(uint32_t));
+    remap = q_alloc(nv * sizeof(uint32_t));
+    if (!pos || !tri || !remap) {
+        st = fail(err, errlen, Q_ERR_MEMORY, "%s: %s", path, "out of memory");
+        goto done;
+    }
+    g = (gather){.scene = scene, .max = max_vertices, .pos = pos, .tri = tri};
+    if (!walk(&g, stack)) {
+        st = fail(err, errlen, g.status, "%s: %s", path, g.why);
+        goto done;
+    }
+
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < nv; i++)
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fmin(lo[a], pos[3 * i + a]);
+            hi[a] = fmax(hi[a], pos[3 * i + a]);
+        }
+    double s = d.merge > 0 ? d.merge : q_quantization_distance(lo, hi);
+    size_t kept = weld(pos, nv, s, remap);
+    if (kept == 0) {
+        st = fail(err, errlen, Q_ERR_MEMORY, "%s: %s", path, "out of memory");
+        goto done;
+    }
+    size_t good = 0;
+    for (size_t t = 0; t < nt; t++) {
+        uint32_t a = remap[tri[3 * t]], b = remap[tri[3 * t + 1]], c = remap[tri[3 * t + 2]];
+        if (a == b || b == c || c == a)
+            continue;
+        tri[3 * good] = a;
+        tri[3 * good + 1] = b;
+        tri[3 * good + 2] = c;
+        good++;
+    }
+    if (good == 0) {
+        st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, "no triangles with three distinct vertices");
+        goto done;
+    }
+    m = q_mesh_create(kept, 3 * good, false, false);
+    if (!m) {
+        st = fail(err, errlen, Q_ERR_MEMORY, "%s: %s", path, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < 3 * kept; i++)
+        m->positions[i] = (float)pos[i];
+    memcpy(m->indices, tri, 3 * good * sizeof(uint32_t));
+
+done:
+    if (scene)
+        aiReleaseImport(scene);
+    if (props)
+        aiReleasePropertyStore(props);
+    q_free(stack, stack_n * sizeof *stack);
+    q_free(pos, 3 * nv * sizeof(double));
+    q_free(tri, 3 * nt * sizeof(uint32_t));
+    q_free(remap, nv * sizeof(uint32_t));
+    if (status)
+        *status = st;
+    return m;
+}
