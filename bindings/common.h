@@ -63,6 +63,10 @@ int ql_open_gridsort(lua_State *L); /* quarry.gridsort and the GridSort class */
 struct q_mesh;
 /* Pushes a Mesh userdata that takes ownership of m. */
 void ql_push_mesh(lua_State *L, struct q_mesh *m);
+/* quarry.hull (geom.c), and its tail for m:hull: hulls count points (x, y,
+ * z triples) with the options table at index opts; pushes Mesh, info. */
+int ql_hull(lua_State *L);
+int ql_hull_points(lua_State *L, const double *points, size_t count, int opts);
 void ql_open_terrain(lua_State *L); /* registers the Terrain class only */
 void ql_push_test_hooks(lua_State *L); /* quarry._test: hooks for specs, not API */
 

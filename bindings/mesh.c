@@ -5,10 +5,13 @@
  *   quarry.mesh.new{vertices = {...}, indices = {...}}  flat or nested arrays
  *   m:vertex_count() m:triangle_count() m:vertices() m:indices() m:normals()
  *   m:materials() m:bounds() m:volume() m:area() m:is_closed() m:save(path)
+ *   quarry.mesh.load(path [, {merge = s}]) -> Mesh | nil, message
+ *   m:hull([{epsilon = s}]) -> Mesh, info
  */
 #include "common.h"
 
 #include "mesh/dc.h"
+#include "mesh/import.h"
 #include "mesh/mesh.h"
 #include "physics/kdtree.h"
 #include "voxel/material.h"
@@ -299,6 +302,52 @@ static int mesh_raycast(lua_State *L)
     return 1;
 }
 
+/* quarry.mesh.load(path [, {merge = s}]) -> Mesh | nil, message
+ * (mesh/import.h: OBJ, OFF, STL, PLY, glTF 2; meshes of the scene joined
+ * with node transforms, vertices within s welded, default 1e-6 of the
+ * bounding-box diagonal, the hull's quantization distance). Bad arguments
+ * raise errors; files that cannot be loaded return nil and the reason. */
+static int mesh_load(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    q_import_def def = q_default_import_def();
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const fields[] = {"merge", NULL};
+        ql_check_fields(L, 2, fields);
+        double merge;
+        if (ql_field_number(L, 2, 2, "merge", &merge)) {
+            if (!(merge > 0))
+                return luaL_argerror(L, 2, lua_pushfstring(L, "field 'merge' must be > 0, got %f", merge));
+            def.merge = merge;
+        }
+    }
+    q_status st;
+    char err[512];
+    q_mesh *m = q_mesh_import(path, &def, &st, err, sizeof err);
+    if (!m) {
+        luaL_pushfail(L);
+        lua_pushstring(L, err);
+        return 2;
+    }
+    ql_push_mesh(L, m);
+    return 1;
+}
+
+/* m:hull([{epsilon = s}]) -> Mesh, info: the convex hull of the mesh's
+ * vertices (see geom.c for the shapes and info). */
+static int mesh_hull(lua_State *L)
+{
+    q_mesh *m = check_mesh(L, 1);
+    lua_settop(L, 2); /* the options stay at 2 */
+    if (m->vertex_count == 0)
+        return luaL_argerror(L, 1, "the mesh has no vertices");
+    size_t n = m->vertex_count;
+    double *p = lua_newuserdatauv(L, 3 * n * sizeof(double), 0);
+    for (size_t i = 0; i < 3 * n; i++)
+        p[i] = m->positions[i];
+    return ql_hull_points(L, p, n, 2);
+}
+
 static int mesh_gc(lua_State *L)
 {
     lmesh *u = luaL_checkudata(L, 1, QL_MESH);
@@ -329,10 +378,11 @@ int ql_open_mesh(lua_State *L)
                                        {"is_closed", mesh_is_closed},
                                        {"save", mesh_save},
                                        {"raycast", mesh_raycast},
+                                       {"hull", mesh_hull},
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", mesh_gc}, {"__tostring", mesh_tostring}, {NULL, NULL}};
     ql_new_class(L, QL_MESH, methods, meta);
-    static const luaL_Reg funcs[] = {{"new", mesh_new}, {NULL, NULL}};
+    static const luaL_Reg funcs[] = {{"new", mesh_new}, {"load", mesh_load}, {NULL, NULL}};
     luaL_newlib(L, funcs);
     return 1;
 }

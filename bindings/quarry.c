@@ -4,6 +4,7 @@
  *   quarry.material               (material.c)
  *   quarry.world                  (world.c; Terrain in terrain.c)
  *   quarry.mesh                   (mesh.c: the Mesh type)
+ *   quarry.hull                   (geom.c)
  *   quarry.gridsort               (gridsort.c: grid-sort raycasts over a Mesh)
  *   quarry.version                the module's version string
  *   quarry._test                  hooks for specs; not part of the API
@@ -35,6 +36,8 @@ int luaopen_quarry(lua_State *L)
     lua_setfield(L, -2, "world");
     ql_open_mesh(L);
     lua_setfield(L, -2, "mesh");
+    lua_pushcfunction(L, ql_hull);
+    lua_setfield(L, -2, "hull");
     ql_open_gridsort(L);
     lua_setfield(L, -2, "gridsort");
     ql_push_test_hooks(L);
