@@ -301,3 +301,15 @@ void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const
     }
     lua_pop(L, 1);
 }
+
+void ql_add_methods(lua_State *L, const char *name, const luaL_Reg *methods)
+{
+    luaL_getmetatable(L, name);
+    luaL_argcheck(L, lua_istable(L, -1), 1, "class not registered");
+    if (lua_getfield(L, -1, "methods") != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_getfield(L, -1, "__index");
+    }
+    luaL_setfuncs(L, methods, 0);
+    lua_pop(L, 2);
+}

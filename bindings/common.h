@@ -55,6 +55,10 @@ int ql_index_method(lua_State *L);
 void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);
 
 /* Sub-module openers (each leaves its table on the stack). */
+/* Adds methods to a class made by ql_new_class, so a feature keeps its
+ * methods in its own file (e.g. Mesh:decompose in decompose.c). */
+void ql_add_methods(lua_State *L, const char *name, const luaL_Reg *methods);
+
 int ql_open_vec(lua_State *L);      /* pushes vec3 function and quat table */
 int ql_open_material(lua_State *L);
 int ql_open_world(lua_State *L);

@@ -1,0 +1,76 @@
+/* Narrowphase: contact manifolds between shapes, and between a shape and the
+ * terrain's triangles (seed 000: contacts per body-chunk pair, manifolds of
+ * up to 4 points). Also shape casts (swept shapes) for queries.
+ *
+ * Convention: a manifold's normal points from A to B; a contact point's
+ * separation is the signed distance between the two surfaces along the
+ * normal (negative when they overlap). Points with separation below the
+ * margin passed in are reported, so the solver can use them as speculative
+ * contacts (continuous collision for fast bodies).
+ */
+#ifndef Q_COLLIDE_H
+#define Q_COLLIDE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "physics/shape.h"
+#include "physics/terrain_physics.h"
+
+#define Q_MANIFOLD_POINTS 4
+
+typedef struct q_contact_point {
+    double position[3]; /* world, midway between the two surfaces */
+    double separation;  /* signed distance along the normal; < 0 overlapping */
+    uint32_t id;        /* feature pair id, stable while the same features touch */
+} q_contact_point;
+
+typedef struct q_manifold {
+    double normal[3]; /* unit, from A to B */
+    uint32_t count;   /* 0..Q_MANIFOLD_POINTS */
+    uint32_t key;     /* which parts touch (compounds: part_a << 16 | part_b) */
+    q_contact_point points[Q_MANIFOLD_POINTS];
+} q_manifold;
+
+/* Manifolds between two shapes (one per touching pair of convex parts for
+ * compounds; at most cap). Returns the number written. */
+int q_collide_shapes(const q_shape *a, const q_xform *ta, const q_shape *b, const q_xform *tb, double margin,
+                     q_manifold *out, int cap);
+
+/* One manifold per (body, physics chunk) pair with the terrain as A: the
+ * normal points from the terrain towards the body. Internal edges between
+ * triangles (within a chunk and across chunk borders) never push sideways
+ * or up against a flat surface's motion. */
+typedef struct q_terrain_manifold {
+    int32_t cx, cy, cz; /* physics chunk (Q_PHYS_CHUNK voxels) */
+    uint8_t material;   /* terrain material at the deepest point */
+    q_manifold m;
+} q_terrain_manifold;
+
+/* Contacts of a shape placed by t against the solid terrain surface within
+ * margin. Returns the number of manifolds (at most cap). */
+size_t q_collide_terrain(q_terrain_physics *tp, const q_shape *s, const q_xform *t, double margin,
+                         q_terrain_manifold *out, size_t cap);
+
+/* Shape casts: the shape moves by translation from `from` to from.p + delta
+ * (rotation fixed). The first time of impact fraction in [0, 1], the world
+ * contact point and the normal (facing the moving shape) are returned. */
+typedef struct q_cast_hit {
+    double fraction;
+    double position[3];
+    double normal[3];
+    uint8_t material; /* terrain casts */
+} q_cast_hit;
+bool q_shapecast_terrain(q_terrain_physics *tp, const q_shape *s, const q_xform *from, const double delta[3],
+                         q_cast_hit *hit);
+bool q_shapecast_shape(const q_shape *s, const q_xform *from, const double delta[3], const q_shape *target,
+                       const q_xform *target_xform, q_cast_hit *hit);
+
+/* GJK distance between two convex shapes (not compounds): >= 0 when apart
+ * (with the closest points), or a negative value when they overlap (the
+ * penetration depth from EPA, with the points of deepest penetration). */
+double q_gjk_distance(const q_shape *a, const q_xform *ta, const q_shape *b, const q_xform *tb, double pa[3],
+                      double pb[3]);
+
+#endif
