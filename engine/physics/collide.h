@@ -35,7 +35,7 @@ typedef struct q_manifold {
 
 /* Manifolds between two shapes (one per touching pair of convex parts for
  * compounds; at most cap). Returns the number written. */
-int q_collide_shapes(const q_shape *a, const q_xform *ta, const q_shape *b, const q_xform *tb, double margin,
+int q_collide_shapes(const q_collider *a, const q_xform *ta, const q_collider *b, const q_xform *tb, double margin,
                      q_manifold *out, int cap);
 
 /* One manifold per (body, physics chunk) pair with the terrain as A: the
@@ -50,7 +50,7 @@ typedef struct q_terrain_manifold {
 
 /* Contacts of a shape placed by t against the solid terrain surface within
  * margin. Returns the number of manifolds (at most cap). */
-size_t q_collide_terrain(q_terrain_physics *tp, const q_shape *s, const q_xform *t, double margin,
+size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
                          q_terrain_manifold *out, size_t cap);
 
 /* Shape casts: the shape moves by translation from `from` to from.p + delta
@@ -62,15 +62,15 @@ typedef struct q_cast_hit {
     double normal[3];
     uint8_t material; /* terrain casts */
 } q_cast_hit;
-bool q_shapecast_terrain(q_terrain_physics *tp, const q_shape *s, const q_xform *from, const double delta[3],
+bool q_shapecast_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *from, const double delta[3],
                          q_cast_hit *hit);
-bool q_shapecast_shape(const q_shape *s, const q_xform *from, const double delta[3], const q_shape *target,
+bool q_shapecast_shape(const q_collider *s, const q_xform *from, const double delta[3], const q_collider *target,
                        const q_xform *target_xform, q_cast_hit *hit);
 
 /* GJK distance between two convex shapes (not compounds): >= 0 when apart
  * (with the closest points), or a negative value when they overlap (the
  * penetration depth from EPA, with the points of deepest penetration). */
-double q_gjk_distance(const q_shape *a, const q_xform *ta, const q_shape *b, const q_xform *tb, double pa[3],
+double q_gjk_distance(const q_collider *a, const q_xform *ta, const q_collider *b, const q_xform *tb, double pa[3],
                       double pb[3]);
 
 #endif

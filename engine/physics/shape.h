@@ -1,27 +1,28 @@
-/* Collision shapes of rigid bodies: sphere, box, capsule, convex hull and
- * compound of convex hulls; their bounds, mass properties and support
- * functions. Shapes are immutable once made and may be shared by bodies.
+/* Colliders, the collision shapes of rigid bodies: sphere, box, capsule,
+ * convex hull and compound of convex parts; their bounds, mass properties
+ * and support functions. (They are called colliders because q_shape is the
+ * edit shape of voxel/terrain.h.) Colliders are immutable once made.
  *
  * Coordinates. A shape lives in its own frame ("shape space"); a q_xform
  * places that frame in the world. Spheres, boxes and capsules are centred on
  * the origin (the capsule's core segment runs along local Y from
  * -half_height to +half_height). Hull vertices are wherever the points were;
- * q_shape_mass reports the centre of mass, and the body keeps the offset.
+ * q_collider_mass reports the centre of mass, and the body keeps the offset.
  */
-#ifndef Q_SHAPE_H
-#define Q_SHAPE_H
+#ifndef Q_COLLIDER_H
+#define Q_COLLIDER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum q_shape_kind {
-    Q_SHAPE_SPHERE = 0,
-    Q_SHAPE_BOX = 1,
-    Q_SHAPE_CAPSULE = 2,
-    Q_SHAPE_HULL = 3,
-    Q_SHAPE_COMPOUND = 4,
-} q_shape_kind;
+typedef enum q_collider_kind {
+    Q_COLLIDER_SPHERE = 0,
+    Q_COLLIDER_BOX = 1,
+    Q_COLLIDER_CAPSULE = 2,
+    Q_COLLIDER_HULL = 3,
+    Q_COLLIDER_COMPOUND = 4,
+} q_collider_kind;
 
 /* A rigid placement: position and unit quaternion (x, y, z, w). */
 typedef struct q_xform {
@@ -41,35 +42,35 @@ typedef struct q_hull_data {
     uint32_t *edges;           /* 2 vertex indices per unique edge */
 } q_hull_data;
 
-typedef struct q_shape q_shape;
+typedef struct q_collider q_collider;
 
-typedef struct q_shape_part {
-    q_shape *shape;  /* a hull, sphere, box or capsule (not a compound) */
+typedef struct q_collider_part {
+    q_collider *shape;  /* a hull, sphere, box or capsule (not a compound) */
     q_xform local;   /* placement of the part in the compound's frame */
-} q_shape_part;
+} q_collider_part;
 
-struct q_shape {
-    q_shape_kind kind;
+struct q_collider {
+    q_collider_kind kind;
     double radius;        /* sphere, capsule */
     double half[3];       /* box half extents */
     double half_height;   /* capsule: half length of the core segment (local Y) */
     q_hull_data *hull;    /* hull */
     uint32_t part_count;  /* compound */
-    q_shape_part *parts;  /* compound (owned: parts are freed with it) */
+    q_collider_part *parts;  /* compound (owned: parts are freed with it) */
     double min[3], max[3]; /* bounds in shape space */
 };
 
 /* Constructors check their input (finite, positive sizes) and return NULL
  * with a message in err otherwise. */
-q_shape *q_shape_sphere(double radius, char *err, size_t errlen);
-q_shape *q_shape_box(const double half[3], char *err, size_t errlen);
-q_shape *q_shape_capsule(double radius, double half_height, char *err, size_t errlen);
+q_collider *q_collider_sphere(double radius, char *err, size_t errlen);
+q_collider *q_collider_box(const double half[3], char *err, size_t errlen);
+q_collider *q_collider_capsule(double radius, double half_height, char *err, size_t errlen);
 /* Convex hull of n points (geom/quickhull.h). Flat, collinear or coincident
  * points (a hull with no volume) are refused with a message. */
-q_shape *q_shape_hull(const double *points, size_t n, char *err, size_t errlen);
+q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t errlen);
 /* Takes ownership of the parts' shapes (on failure too). */
-q_shape *q_shape_compound(q_shape_part *parts, uint32_t count, char *err, size_t errlen);
-void q_shape_free(q_shape *s);
+q_collider *q_collider_compound(q_collider_part *parts, uint32_t count, char *err, size_t errlen);
+void q_collider_free(q_collider *s);
 
 /* Mass properties at density 1: volume, centre of mass (shape space) and
  * inertia tensor about the centre of mass (row-major 3x3). */
@@ -78,27 +79,27 @@ typedef struct q_mass_props {
     double center[3];
     double inertia[9];
 } q_mass_props;
-q_mass_props q_shape_mass(const q_shape *s);
+q_mass_props q_collider_mass(const q_collider *s);
 
 /* World-space bounds of the shape placed by t. */
-void q_shape_bounds(const q_shape *s, const q_xform *t, double min[3], double max[3]);
+void q_collider_bounds(const q_collider *s, const q_xform *t, double min[3], double max[3]);
 
 /* Support point: the point of the shape (placed by t) farthest along dir
  * (world space; need not be unit). Compounds are not convex: NULL shapes
  * of kind COMPOUND are refused by the caller. */
-void q_shape_support(const q_shape *s, const q_xform *t, const double dir[3], double out[3]);
+void q_collider_support(const q_collider *s, const q_xform *t, const double dir[3], double out[3]);
 
 /* Whether a world point is inside the shape. */
-bool q_shape_contains(const q_shape *s, const q_xform *t, const double point[3]);
+bool q_collider_contains(const q_collider *s, const q_xform *t, const double point[3]);
 
 /* Ray against the shape: the smallest t in [0, tmax] with origin + t dir on
  * its surface (t = 0 when the origin is inside), the outward normal there. */
-bool q_shape_raycast(const q_shape *s, const q_xform *t, const double origin[3], const double dir[3],
+bool q_collider_raycast(const q_collider *s, const q_xform *t, const double origin[3], const double dir[3],
                      double tmax, double *t_hit, double normal[3]);
 
 /* Triangle mesh of the shape in shape space (spheres and capsules
  * tessellated), for drawing and Body:mesh(). Caller frees with q_free. */
-bool q_shape_triangles(const q_shape *s, double **vertices, uint32_t *vertex_count, uint32_t **indices,
+bool q_collider_triangles(const q_collider *s, double **vertices, uint32_t *vertex_count, uint32_t **indices,
                        uint32_t *triangle_count);
 
 /* Transform helpers shared by the physics code. */
