@@ -13,6 +13,8 @@
 #define QL_QUAT "quarry.Quat"
 #define QL_WORLD "quarry.World"
 #define QL_TERRAIN "quarry.Terrain"
+#define QL_MESH "quarry.Mesh"
+#define QL_BODY "quarry.Body"
 
 /* A finite number at idx ("must be finite" otherwise). */
 double ql_check_finite(lua_State *L, int idx);
@@ -54,11 +56,11 @@ int ql_index_method(lua_State *L);
  * metatable defines its own) and metamethods. */
 void ql_new_class(lua_State *L, const char *name, const luaL_Reg *methods, const luaL_Reg *meta);
 
-/* Sub-module openers (each leaves its table on the stack). */
 /* Adds methods to a class made by ql_new_class, so a feature keeps its
  * methods in its own file (e.g. Mesh:decompose in decompose.c). */
 void ql_add_methods(lua_State *L, const char *name, const luaL_Reg *methods);
 
+/* Sub-module openers (each leaves its table on the stack). */
 int ql_open_vec(lua_State *L);      /* pushes vec3 function and quat table */
 int ql_open_material(lua_State *L);
 int ql_open_world(lua_State *L);
@@ -67,6 +69,8 @@ int ql_open_gridsort(lua_State *L); /* quarry.gridsort and the GridSort class */
 struct q_mesh;
 /* Pushes a Mesh userdata that takes ownership of m. */
 void ql_push_mesh(lua_State *L, struct q_mesh *m);
+/* The mesh of the Mesh userdata at idx (error otherwise). */
+struct q_mesh *ql_check_mesh(lua_State *L, int idx);
 /* quarry.hull (geom.c), and its tail for m:hull: hulls count points (x, y,
  * z triples) with the options table at index opts; pushes Mesh, info. */
 int ql_hull(lua_State *L);

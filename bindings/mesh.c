@@ -19,8 +19,6 @@
 #include <math.h>
 #include <string.h>
 
-#define QL_MESH "quarry.Mesh"
-
 typedef struct lmesh {
     q_mesh *m;
 } lmesh;
@@ -32,7 +30,7 @@ void ql_push_mesh(lua_State *L, struct q_mesh *m)
     luaL_setmetatable(L, QL_MESH);
 }
 
-static q_mesh *check_mesh(lua_State *L, int idx)
+struct q_mesh *ql_check_mesh(lua_State *L, int idx)
 {
     lmesh *u = luaL_checkudata(L, idx, QL_MESH);
     return u->m;
@@ -140,19 +138,19 @@ static int mesh_new(lua_State *L)
 
 static int mesh_vertex_count(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)check_mesh(L, 1)->vertex_count);
+    lua_pushinteger(L, (lua_Integer)ql_check_mesh(L, 1)->vertex_count);
     return 1;
 }
 
 static int mesh_triangle_count(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)(check_mesh(L, 1)->index_count / 3));
+    lua_pushinteger(L, (lua_Integer)(ql_check_mesh(L, 1)->index_count / 3));
     return 1;
 }
 
 static int mesh_vertices(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     lua_createtable(L, (int)m->vertex_count, 0);
     for (size_t i = 0; i < m->vertex_count; i++) {
         const float *p = m->positions + 3 * i;
@@ -164,7 +162,7 @@ static int mesh_vertices(lua_State *L)
 
 static int mesh_normals(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     if (!m->normals) {
         lua_pushnil(L);
         return 1;
@@ -180,7 +178,7 @@ static int mesh_normals(lua_State *L)
 
 static int mesh_materials(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     if (!m->materials) {
         lua_pushnil(L);
         return 1;
@@ -196,7 +194,7 @@ static int mesh_materials(lua_State *L)
 
 static int mesh_indices(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     lua_createtable(L, (int)m->index_count, 0);
     for (size_t i = 0; i < m->index_count; i++) {
         lua_pushinteger(L, (lua_Integer)m->indices[i] + 1);
@@ -208,7 +206,7 @@ static int mesh_indices(lua_State *L)
 static int mesh_bounds(lua_State *L)
 {
     double mn[3], mx[3];
-    if (!q_mesh_bounds(check_mesh(L, 1), mn, mx)) {
+    if (!q_mesh_bounds(ql_check_mesh(L, 1), mn, mx)) {
         lua_pushnil(L);
         return 1;
     }
@@ -219,25 +217,25 @@ static int mesh_bounds(lua_State *L)
 
 static int mesh_volume(lua_State *L)
 {
-    lua_pushnumber(L, q_mesh_volume(check_mesh(L, 1)));
+    lua_pushnumber(L, q_mesh_volume(ql_check_mesh(L, 1)));
     return 1;
 }
 
 static int mesh_area(lua_State *L)
 {
-    lua_pushnumber(L, q_mesh_area(check_mesh(L, 1)));
+    lua_pushnumber(L, q_mesh_area(ql_check_mesh(L, 1)));
     return 1;
 }
 
 static int mesh_is_closed(lua_State *L)
 {
-    lua_pushboolean(L, q_mesh_is_closed(check_mesh(L, 1)));
+    lua_pushboolean(L, q_mesh_is_closed(ql_check_mesh(L, 1)));
     return 1;
 }
 
 static int mesh_save(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     const char *path = luaL_checkstring(L, 2);
     char err[512];
     if (q_mesh_save_obj(m, path, err, sizeof err) != Q_OK) {
@@ -255,7 +253,7 @@ static int mesh_save(lua_State *L)
  * against. */
 static int mesh_raycast(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     double o[3], d[3];
     ql_check_vec3(L, 2, o);
     ql_check_vec3(L, 3, d);
@@ -337,7 +335,7 @@ static int mesh_load(lua_State *L)
  * vertices (see geom.c for the shapes and info). */
 static int mesh_hull(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     lua_settop(L, 2); /* the options stay at 2 */
     if (m->vertex_count == 0)
         return luaL_argerror(L, 1, "the mesh has no vertices");
@@ -358,7 +356,7 @@ static int mesh_gc(lua_State *L)
 
 static int mesh_tostring(lua_State *L)
 {
-    q_mesh *m = check_mesh(L, 1);
+    q_mesh *m = ql_check_mesh(L, 1);
     lua_pushfstring(L, "Mesh (%I vertices, %I triangles)", (lua_Integer)m->vertex_count,
                     (lua_Integer)(m->index_count / 3));
     return 1;
