@@ -1,0 +1,221 @@
+/* Terrain:islands([anchor]) and Terrain:remove_islands([anchor]) (API.md,
+ * Terrain; engine: voxel/islands.h).
+ *
+ * Each world gets one island tracker, kept in a registry table with weak
+ * keys (the World userdata) and freed by its own __gc, so repeated calls are
+ * incremental: only chunks changed since the last call are relabelled.
+ *
+ * anchor: nil for the world floor (solid voxels at y <= 0 and all connected
+ * to them), or a point (world units) or a list of points: the solid voxel
+ * containing each point anchors its region (a point in air anchors nothing).
+ */
+#include "common.h"
+
+#include "voxel/islands.h"
+#include "world/world.h"
+
+#include <math.h>
+#include <string.h>
+
+#define QL_ISLANDS "quarry.IslandTracker"
+#define TRACKERS_KEY "quarry.islands.trackers"
+#define MAX_ANCHORS 1024
+
+typedef struct ltracker {
+    q_islands *s;
+} ltracker;
+
+static int tracker_gc(lua_State *L)
+{
+    ltracker *u = luaL_checkudata(L, 1, QL_ISLANDS);
+    q_islands_destroy(u->s);
+    u->s = NULL;
+    return 0;
+}
+
+/* The world of the Terrain at index 1, and its tracker (created on first
+ * use). Leaves nothing on the stack. */
+static q_islands *check_tracker(lua_State *L, q_world **wout)
+{
+    luaL_checkudata(L, 1, QL_TERRAIN);
+    lua_getiuservalue(L, 1, 1); /* the World userdata */
+    q_world *w = ql_check_world(L, -1);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, TRACKERS_KEY) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, TRACKERS_KEY);
+    }
+    lua_pushvalue(L, -2);
+    ltracker *u = NULL;
+    if (lua_gettable(L, -2) == LUA_TUSERDATA)
+        u = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (!u) {
+        u = lua_newuserdatauv(L, sizeof *u, 0);
+        u->s = NULL;
+        if (luaL_newmetatable(L, QL_ISLANDS)) {
+            lua_pushcfunction(L, tracker_gc);
+            lua_setfield(L, -2, "__gc");
+        }
+        lua_setmetatable(L, -2);
+        u->s = q_islands_create(NULL);
+        if (!u->s)
+            luaL_error(L, "out of memory");
+        lua_pushvalue(L, -3); /* world */
+        lua_pushvalue(L, -2);
+        lua_settable(L, -4);
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 2);
+    *wout = w;
+    return u->s;
+}
+
+static void to_voxel(lua_State *L, const double p[3], double voxel_size, int32_t out[3])
+{
+    for (int a = 0; a < 3; a++) {
+        double v = floor(p[a] / voxel_size);
+        if (!(v >= -Q_TERRAIN_LIMIT && v < Q_TERRAIN_LIMIT))
+            luaL_argerror(L, 2, "anchor point is outside the terrain's limits");
+        out[a] = (int32_t)v;
+    }
+}
+
+/* Reads the anchor argument (index 2) into the tracker. */
+static void check_anchor(lua_State *L, q_islands *s, q_world *w)
+{
+    double vs = q_world_get_def(w)->voxel_size;
+    int32_t pts[MAX_ANCHORS][3];
+    size_t n = 0;
+    bool floor_anchor = lua_isnoneornil(L, 2);
+    double p[3];
+    if (!floor_anchor && ql_to_vec3(L, 2, p)) {
+        ql_check_vec3(L, 2, p);
+        to_voxel(L, p, vs, pts[n++]);
+    } else if (!floor_anchor) {
+        luaL_argexpected(L, lua_istable(L, 2), 2, "nil, a point or a list of points");
+        lua_Integer len = luaL_len(L, 2);
+        if (len > MAX_ANCHORS)
+            luaL_argerror(L, 2, lua_pushfstring(L, "at most %d anchor points, got %d", MAX_ANCHORS, (int)len));
+        for (lua_Integer i = 1; i <= len; i++) {
+            lua_geti(L, 2, i);
+            if (!ql_to_vec3(L, -1, p) || !(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+                luaL_argerror(L, 2, lua_pushfstring(L, "anchor %d must be a finite point", (int)i));
+            lua_pop(L, 1);
+            to_voxel(L, p, vs, pts[n++]);
+        }
+    }
+    if (q_islands_set_anchors(s, floor_anchor, (const int32_t(*)[3])pts, n) != Q_OK)
+        luaL_error(L, "out of memory");
+}
+
+static void update(lua_State *L, q_islands *s, q_world *w)
+{
+    char err[128];
+    bool done;
+    if (q_islands_update(s, q_world_terrain(w), 0, &done, err, sizeof err) != Q_OK)
+        luaL_error(L, "%s", err);
+}
+
+static void push_region(lua_State *L, const q_island *isl, double vs)
+{
+    lua_createtable(L, 0, 6);
+    ql_push_vec3(L, (double[3]){isl->box.min[0], isl->box.min[1], isl->box.min[2]});
+    lua_setfield(L, -2, "min");
+    ql_push_vec3(L, (double[3]){isl->box.max[0], isl->box.max[1], isl->box.max[2]});
+    lua_setfield(L, -2, "max");
+    lua_pushinteger(L, (lua_Integer)isl->voxels);
+    lua_setfield(L, -2, "voxels");
+    ql_push_vec3(L, (double[3]){isl->seed[0], isl->seed[1], isl->seed[2]});
+    lua_setfield(L, -2, "seed");
+    lua_pushboolean(L, isl->too_large);
+    lua_setfield(L, -2, "too_large");
+    lua_pushnumber(L, (double)isl->voxels * vs * vs * vs);
+    lua_setfield(L, -2, "volume");
+}
+
+static void push_info(lua_State *L, q_islands *s)
+{
+    q_islands_stats st = q_islands_get_stats(s);
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, (lua_Integer)st.relabelled);
+    lua_setfield(L, -2, "relabelled");
+    lua_pushinteger(L, (lua_Integer)st.candidates);
+    lua_setfield(L, -2, "candidates");
+    lua_pushinteger(L, (lua_Integer)st.visited);
+    lua_setfield(L, -2, "visited");
+    lua_pushboolean(L, st.full);
+    lua_setfield(L, -2, "full");
+    lua_pushinteger(L, (lua_Integer)st.chunks);
+    lua_setfield(L, -2, "chunks");
+    lua_pushinteger(L, (lua_Integer)st.components);
+    lua_setfield(L, -2, "components");
+    lua_pushinteger(L, (lua_Integer)st.bytes);
+    lua_setfield(L, -2, "bytes");
+}
+
+/* T:islands([anchor]) -> list of {min=, max=, voxels=, seed=, too_large=,
+ * volume=}, info {relabelled=, candidates=, visited=, full=, ...} */
+static int terrain_islands(lua_State *L)
+{
+    q_world *w;
+    q_islands *s = check_tracker(L, &w);
+    check_anchor(L, s, w);
+    update(L, s, w);
+    double vs = q_world_get_def(w)->voxel_size;
+    size_t n = q_islands_count(s);
+    lua_createtable(L, (int)n, 0);
+    for (size_t i = 0; i < n; i++) {
+        push_region(L, q_islands_get(s, i), vs);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    push_info(L, s);
+    return 2;
+}
+
+/* T:remove_islands([anchor]) -> list of the regions removed (each with
+ * `removed`, the voxels taken including the partly filled skin); islands
+ * over the size cap stay. */
+static int terrain_remove_islands(lua_State *L)
+{
+    q_world *w;
+    q_islands *s = check_tracker(L, &w);
+    check_anchor(L, s, w);
+    update(L, s, w);
+    double vs = q_world_get_def(w)->voxel_size;
+    q_terrain *t = q_world_terrain(w);
+    size_t n = q_islands_count(s);
+    lua_createtable(L, (int)n, 0);
+    int out = 0;
+    for (size_t i = 0; i < n; i++) {
+        const q_island *isl = q_islands_get(s, i);
+        if (isl->too_large)
+            continue;
+        q_box eb = q_islands_extract_box(isl);
+        size_t bytes = (size_t)q_box_volume(eb);
+        uint8_t *buf = lua_newuserdatauv(L, 2 * bytes, 0); /* freed by the GC, even on error */
+        char err[160];
+        uint64_t taken = 0;
+        q_status st = q_islands_extract(s, t, i, buf, buf + bytes, &taken, err, sizeof err);
+        lua_pop(L, 1);
+        if (st != Q_OK)
+            return luaL_error(L, "remove_islands: %s", err);
+        push_region(L, isl, vs);
+        lua_pushinteger(L, (lua_Integer)taken);
+        lua_setfield(L, -2, "removed");
+        lua_rawseti(L, -2, ++out);
+    }
+    return 1;
+}
+
+void ql_open_islands(lua_State *L)
+{
+    static const luaL_Reg methods[] = {
+        {"islands", terrain_islands}, {"remove_islands", terrain_remove_islands}, {NULL, NULL}};
+    ql_add_methods(L, QL_TERRAIN, methods);
+}
