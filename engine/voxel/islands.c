@@ -82,7 +82,7 @@ struct q_islands {
     const q_terrain *terrain;
     bool initialized, full_pending;
     uint64_t version; /* change log read up to here */
-    bool solid_mat[Q_MATERIAL_MAX];
+    uint8_t solid_mat[Q_MATERIAL_MAX]; /* 1: neither air nor liquid */
 
     Q_ARRAY(isl_chunk) chunks;
     q_hashmap chunk_index; /* chunk key -> position in chunks */
@@ -311,6 +311,8 @@ static bool voxel_solid(const q_islands *s, q_voxel v)
     return v.occupancy >= SOLID_OCCUPANCY && s->solid_mat[v.material];
 }
 
+_Static_assert(SOLID_OCCUPANCY == 128, "load_rows tests occupancy >= 128 with its top bit");
+
 /* Fills L->rows from a dense chunk; false when nothing is solid. */
 static bool load_rows(const q_islands *s, labeller *L, const q_voxel *vox)
 {
@@ -318,8 +320,8 @@ static bool load_rows(const q_islands *s, labeller *L, const q_voxel *vox)
     for (uint32_t r = 0; r < CS * CS; r++) {
         uint32_t bits = 0;
         const q_voxel *v = vox + r * CS;
-        for (uint32_t x = 0; x < CS; x++)
-            bits |= (uint32_t)voxel_solid(s, v[x]) << x;
+        for (uint32_t x = 0; x < CS; x++) /* branch-free: this loop is most of a relabel */
+            bits |= (uint32_t)((v[x].occupancy >> 7) & s->solid_mat[v[x].material]) << x;
         L->rows[r] = bits;
         any |= bits;
     }
@@ -974,6 +976,15 @@ static q_status search_phase(q_islands *s, const q_terrain *t, bool full)
 
 /* ---- update ---- */
 
+#define SMALL_MAP 4096
+static void shrink_map(q_hashmap *m)
+{
+    if (m->capacity > SMALL_MAP)
+        q_hashmap_free(m);
+    else
+        q_hashmap_clear(m);
+}
+
 static bool refresh_materials(q_islands *s)
 {
     bool changed = false;
@@ -1030,8 +1041,11 @@ q_status q_islands_update(q_islands *s, const q_terrain *t, uint32_t chunk_budge
         if (search_phase(s, t, full) != Q_OK)
             goto oom;
         s->queue.count = s->queue_pos = 0;
-        q_hashmap_clear(&s->queued);
         s->full_pending = false;
+        /* Clearing costs the capacity: let maps grown by a full pass shrink,
+         * so that later small updates stay small. */
+        shrink_map(&s->queued);
+        shrink_map(&s->state);
     }
     s->result_valid = true;
     s->result_version = now;
