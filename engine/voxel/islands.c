@@ -965,12 +965,11 @@ static q_status search_phase(q_islands *s, const q_terrain *t, bool full)
         return st;
     if (!q_array_reserve(&s->islands, s->islands.count + s->found.count))
         return Q_ERR_MEMORY;
-    for (size_t i = 0; i < s->found.count; i++) {
-        /* re-evaluate the cap: def may be the same, but keep one rule */
+    for (size_t i = 0; i < s->found.count; i++)
         s->islands.data[s->islands.count++] = s->found.data[i];
-    }
     s->found.count = 0;
-    qsort(s->islands.data, s->islands.count, sizeof *s->islands.data, cmp_island);
+    if (s->islands.count > 1)
+        qsort(s->islands.data, s->islands.count, sizeof *s->islands.data, cmp_island);
     return Q_OK;
 }
 

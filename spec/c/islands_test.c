@@ -311,6 +311,77 @@ static void test_anchors(void)
     q_terrain_destroy(t);
 }
 
+/* Past the change log (more edits than it keeps), a regenerated terrain, a
+ * material turning liquid, another terrain: each must still give the brute
+ * force answer. */
+static void test_resets(void)
+{
+    char err[128], why[256] = "";
+    q_terrain *t = q_terrain_create(NULL);
+    q_generate_def g = q_default_generate_def();
+    g.kind = Q_GEN_HILLS;
+    g.size[0] = 96, g.size[1] = 48, g.size[2] = 96;
+    q_terrain_generate(t, &g, err, sizeof err);
+    uint8_t rock = (uint8_t)q_material_find("rock");
+    q_islands *s = q_islands_create(NULL);
+    bool ok = update(s, t, 0);
+    uint64_t v0 = q_terrain_version(t);
+    for (int i = 0; i < Q_CHANGE_LOG_SIZE + 100; i++) {
+        /* flip a random voxel (a change every time) */
+        int32_t x = (int32_t)(frand() * 96), y = (int32_t)(frand() * 70), z = (int32_t)(frand() * 96);
+        bool solid = q_terrain_get(t, x, y, z).occupancy > 0;
+        q_terrain_fill_region(t, (q_box){{x, y, z}, {x + 1, y + 1, z + 1}}, solid ? 0 : rock, err, sizeof err);
+    }
+    ok = ok && q_terrain_version(t) - v0 == Q_CHANGE_LOG_SIZE + 100;
+    bool full = update(s, t, 0) && q_islands_get_stats(s).full;
+    brute_force(t, true, NULL, 0);
+    if (!full)
+        snprintf(why, sizeof why, "(not a full pass)");
+    ok = ok && full;
+    ok = ok && same_as_brute_force(s, why, sizeof why);
+    int after_log = nbf;
+    char msg[400];
+    snprintf(msg, sizeof msg, "%d edits past the change log: %d islands, equal to brute force %s",
+             Q_CHANGE_LOG_SIZE + 100, after_log, why);
+    report(msg, ok);
+
+    g.kind = Q_GEN_CAVES;
+    g.seed = 11;
+    q_terrain_generate(t, &g, err, sizeof err);
+    ok = update(s, t, 0);
+    brute_force(t, true, NULL, 0);
+    ok = ok && same_as_brute_force(s, why, sizeof why);
+    snprintf(msg, sizeof msg, "regenerated terrain equals brute force %s", why);
+    report(msg, ok);
+
+    /* a user material that is solid, then redefined as liquid */
+    q_material goo = q_default_material();
+    snprintf(goo.name, sizeof goo.name, "islands_goo");
+    int gid = q_material_define(&goo, err, sizeof err);
+    q_terrain_fill_region(t, (q_box){{40, 0, 40}, {44, 60, 44}}, (uint8_t)gid, err, sizeof err);
+    q_terrain_fill_region(t, (q_box){{40, 60, 40}, {48, 64, 48}}, rock, err, sizeof err);
+    ok = update(s, t, 0);
+    brute_force(t, true, NULL, 0);
+    int before = nbf;
+    ok = ok && same_as_brute_force(s, why, sizeof why);
+    goo.liquid = true;
+    q_material_define(&goo, err, sizeof err);
+    ok = ok && update(s, t, 0);
+    brute_force(t, true, NULL, 0);
+    ok = ok && same_as_brute_force(s, why, sizeof why) && nbf >= before + 1;
+    snprintf(msg, sizeof msg, "a material turning liquid drops what it held (%d -> %d islands) %s", before, nbf, why);
+    report(msg, ok);
+
+    /* another terrain with the same tracker */
+    q_terrain *t2 = q_terrain_create(NULL);
+    q_terrain_fill_region(t2, (q_box){{0, 10, 0}, {3, 12, 3}}, rock, err, sizeof err);
+    ok = update(s, t2, 0) && q_islands_count(s) == 1 && q_islands_get(s, 0)->voxels == 18;
+    report("a tracker moved to another terrain starts over", ok);
+    q_islands_destroy(s);
+    q_terrain_destroy(t2);
+    q_terrain_destroy(t);
+}
+
 int main(void)
 {
     size_t live = q_alloc_live_bytes();
@@ -319,6 +390,7 @@ int main(void)
     test_random(Q_GEN_CAVES, 3, "caves, 3 chunks per update");
     test_extract();
     test_anchors();
+    test_resets();
     report("no leaks", q_alloc_live_bytes() == live);
     printf("1..%d\n", test_no);
     return failures != 0;
