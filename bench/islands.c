@@ -8,7 +8,7 @@
  *   carve   a ball of radius 4 centred on the surface (no island appears)
  *   float   a ball of radius 3 filled 12 voxels above the surface (one
  *           island appears; it is extracted untimed before the next one)
- * The places are spread over the whole world. The baseline is a plain
+ * The 40 places are spread over the whole world. The baseline is a plain
  * flood fill of the whole world written here: q_terrain_read of the world
  * box in slabs into a byte per voxel, then a breadth-first fill over faces
  * from every solid voxel at y = 0, then one fill per remaining island. Its
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EDITS 15
+#define EDITS 40
 #define FLOOD_REPS 3
 #define HEADROOM 32 /* voxels above the generated box that edits may fill */
 
@@ -161,6 +161,7 @@ static void run_case(const world_case *wc, q_jobs *jobs)
     double first = timed_update(s, t, &st);
     size_t base_islands = q_islands_count(s);
     q_islands_stats first_st = st;
+    double voxel_bytes = (double)q_terrain_get_stats(t).bytes;
 
     /* baseline: full flood fill, FLOOD_REPS times */
     double flood[FLOOD_REPS], fill[FLOOD_REPS];
@@ -177,9 +178,9 @@ static void run_case(const world_case *wc, q_jobs *jobs)
     size_t relabelled[2] = {0, 0}, visited[2] = {0, 0}, cand[2] = {0, 0};
     bool agree = true;
     for (int i = 0; i < EDITS; i++) {
-        /* places on a 5x3 grid over the world, off chunk corners */
-        int32_t x = (int32_t)((i % 5 + 0.5) * wc->size[0] / 5) + 7;
-        int32_t z = (int32_t)((i / 5 + 0.5) * wc->size[2] / 3) + 11;
+        /* places on an 8x5 grid over the world, off chunk corners */
+        int32_t x = (int32_t)((i % 8 + 0.5) * wc->size[0] / 8) + 7;
+        int32_t z = (int32_t)((i / 8 + 0.5) * wc->size[2] / 5) + 11;
         int32_t y = surface_y(t, x, z, wc->size[1] + HEADROOM - 1);
         ball(t, Q_EDIT_CARVE, x + 0.3, y + 0.2, z + 0.4, 4.0, 0);
         carve[i] = timed_update(s, t, &st);
@@ -187,10 +188,22 @@ static void run_case(const world_case *wc, q_jobs *jobs)
         /* carving into caves may cut a piece loose: count against the flood */
         size_t after_carve = q_islands_count(s);
 
-        ball(t, Q_EDIT_FILL, x + 0.3, y + 12.2, z + 0.4, 3.0, rock);
+        /* the ball floats 8 voxels over the highest ground around it */
+        int32_t top = y;
+        for (int32_t dz = -5; dz <= 5; dz++)
+            for (int32_t dx = -5; dx <= 5; dx++) {
+                int32_t h = surface_y(t, x + dx, z + dz, wc->size[1] + HEADROOM - 1);
+                top = h > top ? h : top;
+            }
+        ball(t, Q_EDIT_FILL, x + 0.3, top + 11.2, z + 0.4, 3.0, rock);
         flt[i] = timed_update(s, t, &st);
         relabelled[1] += st.relabelled, visited[1] += st.visited, cand[1] += st.candidates;
-        agree &= q_islands_count(s) == after_carve + 1;
+        if (q_islands_count(s) != after_carve + 1) {
+            agree = false;
+            bench_note("%s: edit %d: %zu islands after the floating fill, %zu before", wc->name, i,
+                       q_islands_count(s), after_carve);
+        }
+        y = top;
         /* extract the new island (untimed), then bring the tracker back */
         for (size_t k = 0; k < q_islands_count(s); k++) {
             const q_island *isl = q_islands_get(s, k);
@@ -205,10 +218,19 @@ static void run_case(const world_case *wc, q_jobs *jobs)
             break;
         }
         timed_update(s, t, &st);
-        agree &= q_islands_count(s) == after_carve;
+        if (q_islands_count(s) != after_carve) {
+            agree = false;
+            bench_note("%s: edit %d: %zu islands after extraction, %zu before the fill", wc->name, i,
+                       q_islands_count(s), after_carve);
+        }
     }
     double unused;
-    agree &= full_flood_fill(t, wc->size, &unused) == q_islands_count(s);
+    size_t flood_after = full_flood_fill(t, wc->size, &unused);
+    if (flood_after != q_islands_count(s)) {
+        agree = false;
+        bench_note("%s: after the edits the flood fill finds %zu islands, the tracker %zu", wc->name, flood_after,
+                   q_islands_count(s));
+    }
 
     /* A large piece: a slab 8 voxels thick over most of the world (up to
      * 256x256), held by one 4x4 pillar; cutting the pillar frees the slab,
@@ -237,9 +259,9 @@ static void run_case(const world_case *wc, q_jobs *jobs)
     snprintf(what, sizeof what, "%s: first update (all chunks)", wc->name);
     bench_row(what, first, &first, 1, "full flood fill", flood_med, flood, FLOOD_REPS, "s", 1e-3, "ms");
     bench_note("%s: flood fill alone (array ready) %.1f ms of %.1f ms; tracker: %zu summaries, %zu components, "
-               "%.1f MB; first update relabelled %zu chunks",
+               "%.1f MB (the voxels: %.1f MB); first update relabelled %zu chunks",
                wc->name, bench_median(fill, FLOOD_REPS) * 1e3, flood_med * 1e3, first_st.chunks,
-               first_st.components, first_st.bytes / 1e6, first_st.relabelled);
+               first_st.components, first_st.bytes / 1e6, voxel_bytes / 1e6, first_st.relabelled);
     bench_note("%s: per edit, carve: %.1f chunks relabelled, %.1f candidates, %.1f nodes visited; float: %.1f, "
                "%.1f, %.1f; island counts %s the expected ones",
                wc->name, relabelled[0] / (double)EDITS, cand[0] / (double)EDITS, visited[0] / (double)EDITS,
