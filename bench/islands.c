@@ -8,7 +8,8 @@
  *   carve   a ball of radius 4 centred on the surface (no island appears)
  *   float   a ball of radius 3 filled 12 voxels above the surface (one
  *           island appears; it is extracted untimed before the next one)
- * The 40 places are spread over the whole world. The baseline is a plain
+ * The 40 places are spread over the whole world on a grid; a second row
+ * gives the mean over 300 random places (carves and fills alternating). The baseline is a plain
  * flood fill of the whole world written here: q_terrain_read of the world
  * box in slabs into a byte per voxel, then a breadth-first fill over faces
  * from every solid voxel at y = 0, then one fill per remaining island. Its
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #define EDITS 40
+#define RANDOM_EDITS 300
 #define FLOOD_REPS 3
 #define HEADROOM 32 /* voxels above the generated box that edits may fill */
 
@@ -232,6 +234,23 @@ static void run_case(const world_case *wc, q_jobs *jobs)
                    q_islands_count(s));
     }
 
+    /* Many random places: RANDOM_EDITS carves and fills of radius 4 on the
+     * surface, alternating, each followed by a timed check; the mean. */
+    uint64_t rs = 12345;
+    double rand_total = 0;
+    size_t rand_rel = 0;
+    for (int i = 0; i < RANDOM_EDITS; i++) {
+        rs = rs * 6364136223846793005ull + 1442695040888963407ull;
+        int32_t x = 8 + (int32_t)((rs >> 33) % (uint64_t)(wc->size[0] - 16));
+        int32_t z = 8 + (int32_t)((rs >> 13) % (uint64_t)(wc->size[2] - 16));
+        int32_t y = surface_y(t, x, z, wc->size[1] + HEADROOM - 1);
+        ball(t, i & 1 ? Q_EDIT_FILL : Q_EDIT_CARVE, x + 0.3, y + 0.2, z + 0.4, 4.0, rock);
+        rand_total += timed_update(s, t, &st);
+        rand_rel += st.relabelled;
+    }
+    double rand_mean = rand_total / RANDOM_EDITS;
+    agree &= full_flood_fill(t, wc->size, &unused) == q_islands_count(s);
+
     /* A large piece: a slab 8 voxels thick over most of the world (up to
      * 256x256), held by one 4x4 pillar; cutting the pillar frees the slab,
      * and the check visits every chunk component of it. */
@@ -267,6 +286,9 @@ static void run_case(const world_case *wc, q_jobs *jobs)
                wc->name, relabelled[0] / (double)EDITS, cand[0] / (double)EDITS, visited[0] / (double)EDITS,
                relabelled[1] / (double)EDITS, cand[1] / (double)EDITS, visited[1] / (double)EDITS,
                agree ? "equal" : "DIFFER FROM");
+    snprintf(what, sizeof what, "%s: mean check, %d random edits r=4", wc->name, RANDOM_EDITS);
+    bench_row(what, rand_mean, &rand_mean, 1, "full flood fill", flood_med, flood, FLOOD_REPS, "s", 1e-3, "ms");
+    bench_note("%s: random edits: %.2f chunks relabelled per edit", wc->name, rand_rel / (double)RANDOM_EDITS);
     snprintf(what, sizeof what, "%s: check after cutting loose a %dx8x%d slab", wc->name, hi - lo, hi - lo);
     bench_row(what, cut, &cut, 1, "full flood fill", bench_median(flood, FLOOD_REPS), flood, FLOOD_REPS, "s", 1e-3,
               "ms");
