@@ -65,6 +65,7 @@ int ql_open_vec(lua_State *L);      /* pushes vec3 function and quat table */
 int ql_open_material(lua_State *L);
 int ql_open_world(lua_State *L);
 int ql_open_mesh(lua_State *L);   /* quarry.mesh and the Mesh class */
+void ql_open_decompose(lua_State *L); /* Mesh:decompose (decompose.c) */
 int ql_open_gridsort(lua_State *L); /* quarry.gridsort and the GridSort class */
 struct q_mesh;
 /* Pushes a Mesh userdata that takes ownership of m. */

@@ -37,6 +37,7 @@ int luaopen_quarry(lua_State *L)
     lua_setfield(L, -2, "world");
     ql_open_mesh(L);
     lua_setfield(L, -2, "mesh");
+    ql_open_decompose(L);
     lua_pushcfunction(L, ql_hull);
     lua_setfield(L, -2, "hull");
     ql_open_gridsort(L);

@@ -1,0 +1,1474 @@
+/* HACD convex decomposition: see hacd.h for the algorithm and its sources
+ * (Mamou and Ghorbel, ICIP 2009; design note 001).
+ *
+ * Everything below runs in scaled units (the mesh centred and scaled into a
+ * `scale` cube), where s = connect_dist is the one tolerance: the weld
+ * distance, q_hull's quantization distance (so flatness is decided by q_hull
+ * and nowhere else), the slack of the inside test, and the noise floor of
+ * the concavity error.
+ */
+#include "geom/hacd.h"
+
+#include "core/alloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NONE UINT32_MAX
+/* Auto sample spacing aims at this many surface samples. */
+#define HACD_TARGET_SAMPLES 20000.0
+/* The sample grid has at most this many cells. */
+#define HACD_MAX_CELLS (1u << 21)
+/* Above this many triangles on one mesh edge, they are chained instead of
+ * connected pairwise. */
+#define HACD_FAN_PAIRS 8
+
+typedef struct sample {
+    float p[3], n[3];
+    uint32_t comp;
+} sample;
+
+typedef struct cluster {
+    double *pts; /* hull vertices (x, y, z), scaled units */
+    uint32_t npts, ptcap; /* ptcap counts doubles */
+    uint32_t *nb; /* neighbour clusters, possibly merged away (resolve with find) */
+    uint32_t nnb, nbcap;
+    double area; /* surface area of the cluster's triangles */
+    double volume; /* of its hull */
+    uint32_t ntri, version, comp;
+    bool alive;
+} cluster;
+
+typedef struct heap_entry {
+    double key, tie, err; /* merge order, then tie; concavity error */
+    uint32_t a, b, va, vb;
+} heap_entry;
+
+typedef struct ctx {
+    double s;
+    /* welded geometry, scaled */
+    double *pos;
+    size_t nv;
+    uint32_t *tri; /* 3 per kept triangle */
+    uint32_t *tri_orig;
+    size_t nt;
+    /* samples in cell order and the grid over them */
+    sample *samp;
+    size_t nsamp;
+    uint32_t *cell_start;
+    int dims[3];
+    double gmin[3], cell;
+    /* clusters, one per kept triangle at first */
+    cluster *cl;
+    uint32_t *parent;
+    uint32_t *mark;
+    uint32_t stamp;
+    size_t alive;
+    /* hull scratch */
+    double *buf;
+    size_t bufcap;
+    uint32_t *hv, *hi;
+    size_t hvcap, hicap;
+    double *planes;
+    size_t plcap;
+    q_hull_info info;
+    double hull_volume; /* of the last hull_error's hull */
+    double volume_weight;
+    /* queue */
+    heap_entry *heap;
+    size_t nheap, heapcap;
+    /* trace */
+    q_hacd_merge *trace;
+    size_t ntrace, tracecap;
+    size_t merges;
+    q_status st;
+    char *err;
+    size_t errlen;
+} ctx;
+
+/* ---------------------------------------------------------------- helpers */
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t nc = *cap ? *cap : 8;
+    while (nc < need)
+        nc *= 2;
+    void *np = q_realloc(*p, *cap * elem, nc * elem);
+    if (!np)
+        return false;
+    *p = np;
+    *cap = nc;
+    return true;
+}
+
+static bool grow32(void **p, uint32_t *cap, size_t need, size_t elem)
+{
+    size_t c = *cap;
+    bool ok = grow(p, &c, need, elem);
+    *cap = (uint32_t)c;
+    return ok;
+}
+
+static q_status fail(ctx *c, q_status st, const char *msg)
+{
+    if (c->st == Q_OK) {
+        c->st = st;
+        if (c->err && c->errlen)
+            snprintf(c->err, c->errlen, "%s", msg);
+    }
+    return st;
+}
+
+static void sub3(const double *a, const double *b, double *r)
+{
+    r[0] = a[0] - b[0];
+    r[1] = a[1] - b[1];
+    r[2] = a[2] - b[2];
+}
+
+static double dot3(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void cross3(const double *a, const double *b, double *r)
+{
+    r[0] = a[1] * b[2] - a[2] * b[1];
+    r[1] = a[2] * b[0] - a[0] * b[2];
+    r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static double tri_area2(const double *a, const double *b, const double *c, double n[3])
+{
+    double e1[3], e2[3];
+    sub3(b, a, e1);
+    sub3(c, a, e2);
+    cross3(e1, e2, n);
+    return sqrt(dot3(n, n));
+}
+
+static uint32_t uf_find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+static void uf_union(uint32_t *parent, uint32_t a, uint32_t b)
+{
+    a = uf_find(parent, a);
+    b = uf_find(parent, b);
+    if (a != b)
+        parent[a < b ? b : a] = a < b ? a : b;
+}
+
+/* ---------------------------------------------------------------- welding */
+
+typedef struct cell_key {
+    int64_t k[3];
+    uint32_t v;
+} cell_key;
+
+static int cmp_cell_key(const void *pa, const void *pb)
+{
+    const cell_key *a = pa, *b = pb;
+    for (int i = 0; i < 3; i++)
+        if (a->k[i] != b->k[i])
+            return a->k[i] < b->k[i] ? -1 : 1;
+    return a->v < b->v ? -1 : a->v > b->v;
+}
+
+static size_t lower_bound_key(const cell_key *keys, size_t n, const int64_t k[3])
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const int64_t *m = keys[mid].k;
+        int c = 0;
+        for (int i = 0; i < 3 && !c; i++)
+            if (m[i] != k[i])
+                c = m[i] < k[i] ? -1 : 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Welds vertices within s (transitively); rep[v] = welded index. Writes
+ * the welded positions over c->pos and sets c->nv. */
+static q_status weld(ctx *c, const double *pos, size_t n, uint32_t *rep)
+{
+    cell_key *keys = q_alloc(n * sizeof *keys);
+    uint32_t *parent = q_alloc(n * sizeof *parent);
+    if (!keys || !parent) {
+        q_free(keys, n * sizeof *keys);
+        q_free(parent, n * sizeof *parent);
+        return fail(c, Q_ERR_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        for (int a = 0; a < 3; a++)
+            keys[i].k[a] = (int64_t)floor(pos[3 * i + a] / c->s);
+        keys[i].v = (uint32_t)i;
+        parent[i] = (uint32_t)i;
+    }
+    qsort(keys, n, sizeof *keys, cmp_cell_key);
+    double s2 = c->s * c->s;
+    for (size_t i = 0; i < n; i++) {
+        const double *p = pos + 3 * keys[i].v;
+        for (int dx = -1; dx <= 1; dx++)
+            for (int dy = -1; dy <= 1; dy++)
+                for (int dz = -1; dz <= 1; dz++) {
+                    int64_t k[3] = {keys[i].k[0] + dx, keys[i].k[1] + dy, keys[i].k[2] + dz};
+                    for (size_t j = lower_bound_key(keys, n, k); j < n; j++) {
+                        if (keys[j].k[0] != k[0] || keys[j].k[1] != k[1] || keys[j].k[2] != k[2])
+                            break;
+                        if (keys[j].v <= keys[i].v)
+                            continue;
+                        double d[3];
+                        sub3(pos + 3 * keys[j].v, p, d);
+                        if (dot3(d, d) <= s2)
+                            uf_union(parent, keys[i].v, keys[j].v);
+                    }
+                }
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = uf_find(parent, (uint32_t)i);
+        if (r == i) {
+            rep[i] = (uint32_t)m;
+            memcpy(c->pos + 3 * m, pos + 3 * i, 3 * sizeof(double));
+            m++;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        rep[i] = rep[uf_find(parent, (uint32_t)i)];
+    c->nv = m;
+    q_free(keys, n * sizeof *keys);
+    q_free(parent, n * sizeof *parent);
+    return Q_OK;
+}
+
+/* ---------------------------------------------------------------- graph */
+
+typedef struct edge_key {
+    uint32_t a, b, t;
+} edge_key;
+
+static int cmp_edge_key(const void *pa, const void *pb)
+{
+    const edge_key *a = pa, *b = pb;
+    if (a->a != b->a)
+        return a->a < b->a ? -1 : 1;
+    if (a->b != b->b)
+        return a->b < b->b ? -1 : 1;
+    return a->t < b->t ? -1 : a->t > b->t;
+}
+
+typedef struct pair_list {
+    uint32_t *v; /* 2 per pair */
+    size_t n, cap;
+} pair_list;
+
+static bool add_pair(pair_list *l, uint32_t a, uint32_t b)
+{
+    if (!grow((void **)&l->v, &l->cap, 2 * (l->n + 1), sizeof(uint32_t)))
+        return false;
+    l->v[2 * l->n] = a;
+    l->v[2 * l->n + 1] = b;
+    l->n++;
+    return true;
+}
+
+static double point_triangle_dist2(const double *p, const double *a, const double *b, const double *cc)
+{
+    /* Ericson, Real-Time Collision Detection 5.1.5 (closest point on triangle). */
+    double ab[3], ac[3], ap[3], q[3];
+    sub3(b, a, ab);
+    sub3(cc, a, ac);
+    sub3(p, a, ap);
+    double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+    if (d1 <= 0 && d2 <= 0) {
+        memcpy(q, a, sizeof q);
+    } else {
+        double bp[3];
+        sub3(p, b, bp);
+        double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+        double cp[3];
+        sub3(p, cc, cp);
+        double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+        double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+        if (d3 >= 0 && d4 <= d3) {
+            memcpy(q, b, sizeof q);
+        } else if (d6 >= 0 && d5 <= d6) {
+            memcpy(q, cc, sizeof q);
+        } else if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+            double v = d1 / (d1 - d3);
+            for (int i = 0; i < 3; i++)
+                q[i] = a[i] + v * ab[i];
+        } else if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+            double w = d2 / (d2 - d6);
+            for (int i = 0; i < 3; i++)
+                q[i] = a[i] + w * ac[i];
+        } else if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+            double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+            for (int i = 0; i < 3; i++)
+                q[i] = b[i] + w * (cc[i] - b[i]);
+        } else {
+            double den = va + vb + vc;
+            double v = vb / den, w = vc / den;
+            for (int i = 0; i < 3; i++)
+                q[i] = a[i] + ab[i] * v + ac[i] * w;
+        }
+    }
+    double d[3];
+    sub3(p, q, d);
+    return dot3(d, d);
+}
+
+/* Connects components that come within s of each other: a vertex of one
+ * within s of a triangle of another. Triangles are bucketed in a grid by
+ * their bounds grown by s. */
+static bool connect_close(ctx *c, uint32_t *comp_uf, pair_list *pairs, const uint32_t *vtri)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t v = 0; v < c->nv; v++)
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fmin(lo[a], c->pos[3 * v + a]);
+            hi[a] = fmax(hi[a], c->pos[3 * v + a]);
+        }
+    double ext = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    double cs = fmax(ext / 64.0, 4 * c->s);
+    int dims[3];
+    for (int a = 0; a < 3; a++)
+        dims[a] = (int)((hi[a] - lo[a]) / cs) + 1;
+    size_t ncell = (size_t)dims[0] * dims[1] * dims[2];
+    /* count, then fill (CSR) */
+    uint32_t *start = q_calloc(ncell + 1, sizeof *start);
+    if (!start)
+        return false;
+    int (*range)[6] = q_alloc(c->nt * sizeof *range);
+    if (!range) {
+        q_free(start, (ncell + 1) * sizeof *start);
+        return false;
+    }
+    size_t total = 0;
+    for (size_t t = 0; t < c->nt; t++) {
+        for (int a = 0; a < 3; a++) {
+            double mn = INFINITY, mx = -INFINITY;
+            for (int k = 0; k < 3; k++) {
+                double x = c->pos[3 * c->tri[3 * t + k] + a];
+                mn = fmin(mn, x);
+                mx = fmax(mx, x);
+            }
+            int i0 = (int)((mn - c->s - lo[a]) / cs), i1 = (int)((mx + c->s - lo[a]) / cs);
+            range[t][a] = i0 < 0 ? 0 : i0;
+            range[t][a + 3] = i1 >= dims[a] ? dims[a] - 1 : i1;
+        }
+        for (int x = range[t][0]; x <= range[t][3]; x++)
+            for (int y = range[t][1]; y <= range[t][4]; y++)
+                for (int z = range[t][2]; z <= range[t][5]; z++) {
+                    start[((size_t)x * dims[1] + y) * dims[2] + z]++;
+                    total++;
+                }
+    }
+    uint32_t *items = q_alloc((total ? total : 1) * sizeof *items);
+    bool ok = items != NULL;
+    if (ok) {
+        size_t acc = 0;
+        for (size_t i = 0; i <= ncell; i++) {
+            size_t k = i < ncell ? start[i] : 0;
+            start[i] = (uint32_t)acc;
+            acc += k;
+        }
+        for (size_t t = 0; t < c->nt; t++)
+            for (int x = range[t][0]; x <= range[t][3]; x++)
+                for (int y = range[t][1]; y <= range[t][4]; y++)
+                    for (int z = range[t][2]; z <= range[t][5]; z++)
+                        items[start[((size_t)x * dims[1] + y) * dims[2] + z]++] = (uint32_t)t;
+        for (size_t i = ncell; i > 0; i--)
+            start[i] = start[i - 1];
+        start[0] = 0;
+        double s2 = c->s * c->s;
+        for (size_t v = 0; v < c->nv && ok; v++) {
+            if (vtri[v] == NONE)
+                continue;
+            const double *p = c->pos + 3 * v;
+            int ci[3];
+            for (int a = 0; a < 3; a++) {
+                int i = (int)((p[a] - lo[a]) / cs);
+                ci[a] = i < 0 ? 0 : i >= dims[a] ? dims[a] - 1 : i;
+            }
+            size_t cell = ((size_t)ci[0] * dims[1] + ci[1]) * dims[2] + ci[2];
+            for (uint32_t k = start[cell]; k < start[cell + 1] && ok; k++) {
+                uint32_t t = items[k];
+                uint32_t ra = uf_find(comp_uf, vtri[v]), rb = uf_find(comp_uf, t);
+                if (ra == rb)
+                    continue;
+                const uint32_t *tv = c->tri + 3 * t;
+                if (point_triangle_dist2(p, c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2]) <= s2) {
+                    ok = add_pair(pairs, vtri[v], t);
+                    uf_union(comp_uf, ra, rb);
+                }
+            }
+        }
+    }
+    q_free(items, (total ? total : 1) * sizeof *items);
+    q_free(range, c->nt * sizeof *range);
+    q_free(start, (ncell + 1) * sizeof *start);
+    return ok;
+}
+
+/* Graph edges: triangles sharing a mesh edge; triangles of different
+ * components sharing a welded vertex; components within s. comp[t] gets
+ * the component index; returns the number of components, 0 when out of
+ * memory. */
+static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp)
+{
+    size_t ne = 3 * c->nt;
+    edge_key *ek = q_alloc(ne * sizeof *ek);
+    uint32_t *uf = q_alloc(c->nt * sizeof *uf);
+    uint32_t *vtri = q_alloc(c->nv * sizeof *vtri);
+    size_t ncomp = 0;
+    if (!ek || !uf || !vtri)
+        goto done;
+    for (size_t t = 0; t < c->nt; t++) {
+        uf[t] = (uint32_t)t;
+        for (int k = 0; k < 3; k++) {
+            uint32_t a = c->tri[3 * t + k], b = c->tri[3 * t + (k + 1) % 3];
+            ek[3 * t + k] = (edge_key){a < b ? a : b, a < b ? b : a, (uint32_t)t};
+        }
+    }
+    qsort(ek, ne, sizeof *ek, cmp_edge_key);
+    for (size_t i = 0; i < ne;) {
+        size_t j = i + 1;
+        while (j < ne && ek[j].a == ek[i].a && ek[j].b == ek[i].b)
+            j++;
+        size_t k = j - i;
+        for (size_t x = i; x < j; x++)
+            for (size_t y = x + 1; y < j; y++) {
+                if (k > HACD_FAN_PAIRS && y != x + 1)
+                    break;
+                if (ek[x].t == ek[y].t)
+                    continue;
+                if (!add_pair(pairs, ek[x].t, ek[y].t))
+                    goto done;
+                uf_union(uf, ek[x].t, ek[y].t);
+            }
+        i = j;
+    }
+    /* welded vertices joining separate components */
+    for (size_t v = 0; v < c->nv; v++)
+        vtri[v] = NONE;
+    for (size_t t = 0; t < c->nt; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t v = c->tri[3 * t + k];
+            if (vtri[v] == NONE) {
+                vtri[v] = (uint32_t)t;
+            } else if (uf_find(uf, vtri[v]) != uf_find(uf, (uint32_t)t)) {
+                if (!add_pair(pairs, vtri[v], (uint32_t)t))
+                    goto done;
+                uf_union(uf, vtri[v], (uint32_t)t);
+            }
+        }
+    size_t roots = 0;
+    for (size_t t = 0; t < c->nt; t++)
+        roots += uf_find(uf, (uint32_t)t) == t;
+    if (roots > 1 && !connect_close(c, uf, pairs, vtri))
+        goto done;
+    for (size_t t = 0; t < c->nt; t++)
+        comp[t] = NONE;
+    for (size_t t = 0; t < c->nt; t++) {
+        uint32_t r = uf_find(uf, (uint32_t)t);
+        if (comp[r] == NONE)
+            comp[r] = (uint32_t)ncomp++;
+        comp[t] = comp[r];
+    }
+done:
+    q_free(ek, ne * sizeof *ek);
+    q_free(uf, c->nt * sizeof *uf);
+    q_free(vtri, c->nv * sizeof *vtri);
+    return ncomp;
+}
+
+/* ---------------------------------------------------------------- samples */
+
+/* Emits grid points of spacing h inside triangle (a, b, cc) with unit normal
+ * n, in the frame of its longest edge; the centroid when none falls inside.
+ * With out == NULL only counts. */
+static size_t sample_triangle(const double *a, const double *b, const double *cc, const double *n, double h,
+                              uint32_t comp, sample *out)
+{
+    const double *v[3] = {a, b, cc};
+    int k = 0;
+    double best = -1;
+    for (int i = 0; i < 3; i++) {
+        double e[3];
+        sub3(v[(i + 1) % 3], v[i], e);
+        double l = dot3(e, e);
+        if (l > best) {
+            best = l;
+            k = i;
+        }
+    }
+    const double *o = v[k], *p1 = v[(k + 1) % 3], *p2 = v[(k + 2) % 3];
+    double u[3], w[3], e2[3];
+    sub3(p1, o, u);
+    double L = sqrt(dot3(u, u));
+    for (int i = 0; i < 3; i++)
+        u[i] /= L;
+    cross3(n, u, w); /* in-plane, perpendicular to u */
+    sub3(p2, o, e2);
+    double px = dot3(e2, u), py = dot3(e2, w);
+    if (py < 0) {
+        py = -py;
+        for (int i = 0; i < 3; i++)
+            w[i] = -w[i];
+    }
+    size_t count = 0;
+    if (py > 0) {
+        for (double y = 0.5 * h; y < py; y += h) {
+            double f = y / py;
+            double x0 = px * f, x1 = L + (px - L) * f;
+            double first = (floor(x0 / h - 0.5) + 1.5) * h; /* grid points (i + 1/2) h */
+            for (double x = first; x < x1; x += h) {
+                if (out) {
+                    sample *sp = out + count;
+                    for (int i = 0; i < 3; i++) {
+                        sp->p[i] = (float)(o[i] + x * u[i] + y * w[i]);
+                        sp->n[i] = (float)n[i];
+                    }
+                    sp->comp = comp;
+                }
+                count++;
+            }
+        }
+    }
+    if (count == 0) {
+        if (out) {
+            for (int i = 0; i < 3; i++) {
+                out->p[i] = (float)((a[i] + b[i] + cc[i]) / 3);
+                out->n[i] = (float)n[i];
+            }
+            out->comp = comp;
+        }
+        count = 1;
+    }
+    return count;
+}
+
+static int cell_coord(const ctx *c, double x, int a)
+{
+    int i = (int)floor((x - c->gmin[a]) / c->cell);
+    return i < 0 ? 0 : i >= c->dims[a] ? c->dims[a] - 1 : i;
+}
+
+static size_t cell_of(const ctx *c, const float *p)
+{
+    return ((size_t)cell_coord(c, p[0], 0) * c->dims[1] + cell_coord(c, p[1], 1)) * c->dims[2] +
+           cell_coord(c, p[2], 2);
+}
+
+/* Samples every non-degenerate triangle with spacing h and sorts the samples
+ * into the grid. flip[comp] turns a component's normals around. */
+static q_status build_samples(ctx *c, double h, const uint32_t *comp, const bool *flip)
+{
+    size_t total = 0;
+    for (size_t t = 0; t < c->nt; t++) {
+        const uint32_t *tv = c->tri + 3 * t;
+        double n[3];
+        double l = tri_area2(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n);
+        if (!(l > 0))
+            continue;
+        for (int i = 0; i < 3; i++)
+            n[i] /= l;
+        total += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, 0, NULL);
+        if (total > (1u << 26))
+            return fail(c, Q_ERR_TOO_LARGE, "too many surface samples: raise sample_spacing");
+    }
+    sample *raw = q_alloc((total ? total : 1) * sizeof *raw);
+    if (!raw)
+        return fail(c, Q_ERR_MEMORY, "out of memory");
+    size_t at = 0;
+    for (size_t t = 0; t < c->nt; t++) {
+        const uint32_t *tv = c->tri + 3 * t;
+        double n[3];
+        double l = tri_area2(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n);
+        if (!(l > 0))
+            continue;
+        double sgn = flip[comp[t]] ? -1.0 : 1.0;
+        for (int i = 0; i < 3; i++)
+            n[i] = sgn * n[i] / l;
+        at += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, comp[t], raw + at);
+    }
+    /* grid over the vertices' bounds */
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t v = 0; v < c->nv; v++)
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fmin(lo[a], c->pos[3 * v + a]);
+            hi[a] = fmax(hi[a], c->pos[3 * v + a]);
+        }
+    double ext = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    c->cell = fmax(3 * h, ext / 128.0);
+    for (;;) {
+        for (int a = 0; a < 3; a++)
+            c->dims[a] = (int)((hi[a] - lo[a]) / c->cell) + 1;
+        if ((size_t)c->dims[0] * c->dims[1] * c->dims[2] <= HACD_MAX_CELLS)
+            break;
+        c->cell *= 1.25;
+    }
+    memcpy(c->gmin, lo, sizeof lo);
+    size_t ncell = (size_t)c->dims[0] * c->dims[1] * c->dims[2];
+    c->cell_start = q_calloc(ncell + 1, sizeof *c->cell_start);
+    c->samp = q_alloc((total ? total : 1) * sizeof *c->samp);
+    if (!c->cell_start || !c->samp) {
+        q_free(raw, (total ? total : 1) * sizeof *raw);
+        return fail(c, Q_ERR_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < total; i++)
+        c->cell_start[cell_of(c, raw[i].p) + 1]++;
+    for (size_t i = 0; i < ncell; i++)
+        c->cell_start[i + 1] += c->cell_start[i];
+    for (size_t i = 0; i < total; i++) {
+        size_t k = cell_of(c, raw[i].p);
+        /* cell_start[k] is used as a cursor and restored below */
+        c->samp[c->cell_start[k]++] = raw[i];
+    }
+    for (size_t i = ncell; i > 0; i--)
+        c->cell_start[i] = c->cell_start[i - 1];
+    c->cell_start[0] = 0;
+    c->nsamp = total;
+    q_free(raw, (total ? total : 1) * sizeof *raw);
+    return Q_OK;
+}
+
+/* ---------------------------------------------------------------- hulls */
+
+/* Hull of n points (scaled) into c->hv, c->hi, c->info. */
+static bool hull_points(ctx *c, const double *pts, size_t n)
+{
+    size_t bound = q_hull_bound(n);
+    if (!grow((void **)&c->hv, &c->hvcap, n, sizeof(uint32_t)) ||
+        !grow((void **)&c->hi, &c->hicap, bound ? bound : 1, sizeof(uint32_t))) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        return false;
+    }
+    q_hull_def def = q_default_hull_def();
+    def.epsilon = c->s;
+    char herr[128];
+    q_status st = q_hull(pts, n, &def, c->hv, c->hi, &c->info, herr, sizeof herr);
+    if (st != Q_OK) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "hull of a cluster failed: %s", herr);
+        fail(c, st, msg);
+        return false;
+    }
+    return true;
+}
+
+/* Concavity error of the hull in c->hv/c->hi of pts (see hacd.h, step 4).
+ * surf: the surface area the hull stands for (flat rule); comp: component
+ * whose samples count. Returns a value > limit as soon as one is found. */
+static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, double limit)
+{
+    const q_hull_info *in = &c->info;
+    c->hull_volume = 0;
+    if (in->shape != Q_HULL_SOLID) {
+        double area = 0;
+        if (in->shape == Q_HULL_POLYGON) {
+            for (size_t t = 0; t + 2 < in->index_count; t += 3) {
+                double n[3];
+                area += tri_area2(pts + 3 * c->hv[c->hi[t]], pts + 3 * c->hv[c->hi[t + 1]], pts + 3 * c->hv[c->hi[t + 2]],
+                                  n);
+            }
+            area *= 0.25; /* both sides, and |cross| = 2 * area */
+        }
+        double added = area - surf;
+        double e = added > 0 ? sqrt(added) : 0;
+        return e <= c->s ? 0 : e;
+    }
+    size_t nt = in->index_count / 3;
+    if (!grow((void **)&c->planes, &c->plcap, 4 * nt, sizeof(double))) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        return INFINITY;
+    }
+    size_t np = 0;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t t = 0; t < nt; t++) {
+        const double *a = pts + 3 * c->hv[c->hi[3 * t]];
+        double n[3];
+        double l = tri_area2(a, pts + 3 * c->hv[c->hi[3 * t + 1]], pts + 3 * c->hv[c->hi[3 * t + 2]], n);
+        if (!(l > 0))
+            continue;
+        double *pl = c->planes + 4 * np++;
+        for (int i = 0; i < 3; i++)
+            pl[i] = n[i] / l;
+        pl[3] = dot3(pl, a);
+        c->hull_volume += pl[3] * l / 6; /* divergence theorem: (n . a) * area / 3 */
+    }
+    for (size_t v = 0; v < in->vertex_count; v++)
+        for (int a = 0; a < 3; a++) {
+            lo[a] = fmin(lo[a], pts[3 * c->hv[v] + a]);
+            hi[a] = fmax(hi[a], pts[3 * c->hv[v] + a]);
+        }
+    int i0[3], i1[3];
+    for (int a = 0; a < 3; a++) {
+        i0[a] = cell_coord(c, lo[a] - c->s, a);
+        i1[a] = cell_coord(c, hi[a] + c->s, a);
+    }
+    const double s = c->s;
+    double worst = s; /* errors up to s are quantization noise */
+    size_t hint = 0;
+    const double *planes = c->planes;
+    for (int x = i0[0]; x <= i1[0]; x++)
+        for (int y = i0[1]; y <= i1[1]; y++) {
+            size_t row = ((size_t)x * c->dims[1] + y) * c->dims[2];
+            const sample *sp = c->samp + c->cell_start[row + i0[2]];
+            const sample *end = c->samp + c->cell_start[row + i1[2] + 1];
+            for (; sp < end; sp++) {
+                if (sp->comp != comp)
+                    continue;
+                double p[3] = {sp->p[0], sp->p[1], sp->p[2]}, d[3] = {sp->n[0], sp->n[1], sp->n[2]};
+                /* The plane that settled the previous sample first: samples
+                 * come in spatial order, so it usually settles this one. */
+                const double *pl = planes + 4 * hint;
+                double dp = dot3(pl, p) - pl[3];
+                if (dp > s)
+                    continue;
+                double nd = dot3(pl, d);
+                if (nd > 1e-9 && -dp <= worst * nd)
+                    continue;
+                double tmin = INFINITY;
+                bool settled = false;
+                for (size_t j = 0; j < np; j++) {
+                    pl = planes + 4 * j;
+                    dp = dot3(pl, p) - pl[3];
+                    if (dp > s) { /* outside */
+                        hint = j;
+                        settled = true;
+                        break;
+                    }
+                    nd = dot3(pl, d);
+                    if (nd > 1e-9) {
+                        double t = -dp / nd;
+                        if (t < tmin) {
+                            tmin = t;
+                            if (tmin <= worst) { /* cannot raise the error */
+                                hint = j;
+                                settled = true;
+                                break;
+                            }
+                        }
+                    }
+                }
+                if (settled || tmin == INFINITY)
+                    continue;
+                worst = tmin;
+                if (worst > limit)
+                    return worst;
+            }
+        }
+    return worst <= s ? 0 : worst;
+}
+
+/* Gathers the hull points of clusters a and b into c->buf; returns the count. */
+static size_t gather(ctx *c, uint32_t a, uint32_t b)
+{
+    const cluster *A = c->cl + a, *B = c->cl + b;
+    size_t n = (size_t)A->npts + B->npts;
+    if (!grow((void **)&c->buf, &c->bufcap, 3 * n, sizeof(double))) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        return 0;
+    }
+    memcpy(c->buf, A->pts, 3 * A->npts * sizeof(double));
+    memcpy(c->buf + 3 * A->npts, B->pts, 3 * B->npts * sizeof(double));
+    return n;
+}
+
+/* Error of merging clusters a and b; INFINITY on failure (c->st set). */
+static double edge_error(ctx *c, uint32_t a, uint32_t b, double limit)
+{
+    size_t n = gather(c, a, b);
+    if (!n || !hull_points(c, c->buf, n))
+        return INFINITY;
+    return hull_error(c, c->buf, c->cl[a].comp, c->cl[a].area + c->cl[b].area, limit);
+}
+
+/* ---------------------------------------------------------------- queue */
+
+static bool heap_less(const heap_entry *x, const heap_entry *y)
+{
+    if (x->key != y->key)
+        return x->key < y->key;
+    if (x->tie != y->tie)
+        return x->tie < y->tie;
+    if (x->a != y->a)
+        return x->a < y->a;
+    return x->b < y->b;
+}
+
+static bool heap_push(ctx *c, heap_entry e)
+{
+    if (!grow((void **)&c->heap, &c->heapcap, c->nheap + 1, sizeof e)) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        return false;
+    }
+    size_t i = c->nheap++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(&e, &c->heap[p]))
+            break;
+        c->heap[i] = c->heap[p];
+        i = p;
+    }
+    c->heap[i] = e;
+    return true;
+}
+
+static heap_entry heap_pop(ctx *c)
+{
+    heap_entry top = c->heap[0], last = c->heap[--c->nheap];
+    size_t i = 0, n = c->nheap;
+    for (;;) {
+        size_t l = 2 * i + 1;
+        if (l >= n)
+            break;
+        size_t m = l + 1 < n && heap_less(&c->heap[l + 1], &c->heap[l]) ? l + 1 : l;
+        if (!heap_less(&c->heap[m], &last))
+            break;
+        c->heap[i] = c->heap[m];
+        i = m;
+    }
+    if (n)
+        c->heap[i] = last;
+    return top;
+}
+
+/* Evaluates edge (a, b) and queues it when its error is within limit. */
+static bool queue_edge(ctx *c, uint32_t a, uint32_t b, double limit)
+{
+    double e = edge_error(c, a, b, limit);
+    if (c->st != Q_OK)
+        return false;
+    if (e > limit)
+        return true;
+    double dv = c->hull_volume - c->cl[a].volume - c->cl[b].volume;
+    double key = e + c->volume_weight * cbrt(dv);
+    heap_entry h = {key, dv, e, a, b, c->cl[a].version, c->cl[b].version};
+    return heap_push(c, h);
+}
+
+static void free_cluster(cluster *k)
+{
+    q_free(k->pts, (size_t)k->ptcap * sizeof(double));
+    q_free(k->nb, (size_t)k->nbcap * sizeof(uint32_t));
+    k->pts = NULL;
+    k->nb = NULL;
+    k->ptcap = k->nbcap = k->npts = k->nnb = 0;
+}
+
+/* Merges b into a (a survives; the caller picks which) and re-queues a's
+ * edges with the given limit. */
+static bool merge(ctx *c, uint32_t a, uint32_t b, double error, double limit, bool trace)
+{
+    cluster *A = c->cl + a, *B = c->cl + b;
+    size_t n = gather(c, a, b);
+    if (!n || !hull_points(c, c->buf, n))
+        return false;
+    size_t hvn = c->info.vertex_count;
+    if (!grow32((void **)&A->pts, &A->ptcap, 3 * hvn, sizeof(double)))
+        return fail(c, Q_ERR_MEMORY, "out of memory"), false;
+    for (size_t i = 0; i < hvn; i++)
+        memcpy(A->pts + 3 * i, c->buf + 3 * c->hv[i], 3 * sizeof(double));
+    A->npts = (uint32_t)hvn;
+    A->area += B->area;
+    A->volume = 0;
+    if (c->info.shape == Q_HULL_SOLID)
+        for (size_t t = 0; t + 2 < c->info.index_count; t += 3) {
+            double x[3];
+            cross3(c->buf + 3 * c->hv[c->hi[t + 1]], c->buf + 3 * c->hv[c->hi[t + 2]], x);
+            A->volume += dot3(c->buf + 3 * c->hv[c->hi[t]], x) / 6;
+        }
+    A->ntri += B->ntri;
+    A->version++;
+    c->parent[b] = a;
+    /* neighbours: union of both lists, resolved and deduplicated */
+    c->stamp++;
+    c->mark[a] = c->stamp;
+    size_t total = (size_t)A->nnb + B->nnb;
+    uint32_t *list = q_alloc((total ? total : 1) * sizeof *list);
+    if (!list)
+        return fail(c, Q_ERR_MEMORY, "out of memory"), false;
+    size_t k = 0;
+    for (int side = 0; side < 2; side++) {
+        const cluster *S = side ? B : A;
+        for (uint32_t i = 0; i < S->nnb; i++) {
+            uint32_t r = uf_find(c->parent, S->nb[i]);
+            if (c->mark[r] == c->stamp || !c->cl[r].alive)
+                continue;
+            c->mark[r] = c->stamp;
+            list[k++] = r;
+        }
+    }
+    B->alive = false;
+    free_cluster(B);
+    c->alive--;
+    bool room = grow32((void **)&A->nb, &A->nbcap, k, sizeof *list);
+    if (room)
+        memcpy(A->nb, list, k * sizeof *list);
+    q_free(list, (total ? total : 1) * sizeof *list);
+    if (!room)
+        return fail(c, Q_ERR_MEMORY, "out of memory"), false;
+    A->nnb = (uint32_t)k;
+    c->merges++;
+    if (trace) {
+        if (!grow((void **)&c->trace, &c->tracecap, c->ntrace + 1, sizeof *c->trace))
+            return fail(c, Q_ERR_MEMORY, "out of memory"), false;
+        c->trace[c->ntrace++] = (q_hacd_merge){c->tri_orig[a], c->tri_orig[b], error};
+    }
+    for (size_t i = 0; i < k; i++)
+        if (!queue_edge(c, a, A->nb[i], limit))
+            return false;
+    return true;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* Keeps at most k of the n points (x, y, z) in pts, chosen farthest first:
+ * the four corners of a large tetrahedron, then the point farthest outside
+ * the hull of those kept (farthest from those kept while that hull is
+ * flat), until none is more than s away. Returns the count kept, 0 on
+ * failure. */
+static size_t reduce_points(ctx *c, double *pts, size_t n, size_t k)
+{
+    if (n <= k)
+        return n;
+    uint32_t *sel = q_alloc(k * sizeof *sel);
+    uint8_t *used = q_calloc(n, 1);
+    double *tmp = q_alloc(3 * k * sizeof *tmp);
+    size_t ns = 0;
+    if (!sel || !used || !tmp) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        goto done;
+    }
+    size_t first = 0;
+    for (size_t i = 1; i < n; i++)
+        if (pts[3 * i] < pts[3 * first])
+            first = i;
+    sel[ns++] = (uint32_t)first;
+    used[first] = 1;
+    while (ns < k) {
+        for (size_t i = 0; i < ns; i++)
+            memcpy(tmp + 3 * i, pts + 3 * sel[i], 3 * sizeof(double));
+        bool solid = false;
+        size_t np = 0;
+        if (ns >= 4) {
+            if (!hull_points(c, tmp, ns))
+                goto done;
+            solid = c->info.shape == Q_HULL_SOLID;
+            if (solid) {
+                size_t nt = c->info.index_count / 3;
+                if (!grow((void **)&c->planes, &c->plcap, 4 * nt, sizeof(double))) {
+                    fail(c, Q_ERR_MEMORY, "out of memory");
+                    goto done;
+                }
+                for (size_t t = 0; t < nt; t++) {
+                    const double *a = tmp + 3 * c->hv[c->hi[3 * t]];
+                    double nn[3];
+                    double l = tri_area2(a, tmp + 3 * c->hv[c->hi[3 * t + 1]], tmp + 3 * c->hv[c->hi[3 * t + 2]], nn);
+                    if (!(l > 0))
+                        continue;
+                    double *pl = c->planes + 4 * np++;
+                    for (int i = 0; i < 3; i++)
+                        pl[i] = nn[i] / l;
+                    pl[3] = dot3(pl, a);
+                }
+            }
+        }
+        double best = -INFINITY;
+        size_t bi = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (used[i])
+                continue;
+            const double *p = pts + 3 * i;
+            double d;
+            if (solid) {
+                d = -INFINITY;
+                for (size_t j = 0; j < np; j++)
+                    d = fmax(d, dot3(c->planes + 4 * j, p) - c->planes[4 * j + 3]);
+            } else {
+                d = INFINITY;
+                for (size_t j = 0; j < ns; j++) {
+                    double e[3];
+                    sub3(p, pts + 3 * sel[j], e);
+                    d = fmin(d, sqrt(dot3(e, e)));
+                }
+            }
+            if (d > best) {
+                best = d;
+                bi = i;
+            }
+        }
+        if (!(best > c->s))
+            break;
+        sel[ns++] = (uint32_t)bi;
+        used[bi] = 1;
+    }
+    for (size_t i = 0; i < ns; i++)
+        memcpy(tmp + 3 * i, pts + 3 * sel[i], 3 * sizeof(double));
+    memcpy(pts, tmp, 3 * ns * sizeof(double));
+done:
+    q_free(sel, k * sizeof *sel);
+    q_free(used, n);
+    q_free(tmp, 3 * k * sizeof *tmp);
+    return c->st == Q_OK ? ns : 0;
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Volume of the welded mesh in scaled units, NAN when it is not closed
+ * (every directed edge once and its reverse once). */
+static double closed_volume(ctx *c)
+{
+    size_t ne = 3 * c->nt;
+    uint64_t *keys = q_alloc(ne * sizeof *keys);
+    if (!keys)
+        return NAN;
+    for (size_t t = 0; t < c->nt; t++)
+        for (int k = 0; k < 3; k++)
+            keys[3 * t + k] = (uint64_t)c->tri[3 * t + k] << 32 | c->tri[3 * t + (k + 1) % 3];
+    qsort(keys, ne, sizeof *keys, cmp_u64);
+    bool closed = true;
+    for (size_t i = 0; i < ne && closed; i++) {
+        if (i + 1 < ne && keys[i + 1] == keys[i])
+            closed = false;
+        uint64_t rev = keys[i] << 32 | keys[i] >> 32;
+        if (!bsearch(&rev, keys, ne, sizeof *keys, cmp_u64))
+            closed = false;
+    }
+    q_free(keys, ne * sizeof *keys);
+    if (!closed)
+        return NAN;
+    double v = 0;
+    for (size_t t = 0; t < c->nt; t++) {
+        double x[3];
+        cross3(c->pos + 3 * c->tri[3 * t + 1], c->pos + 3 * c->tri[3 * t + 2], x);
+        v += dot3(c->pos + 3 * c->tri[3 * t], x);
+    }
+    return fabs(v) / 6;
+}
+
+q_hacd_params q_default_hacd_params(void)
+{
+    q_hacd_params p;
+    memset(&p, 0, sizeof p);
+    p.concavity = 10;
+    p.connect_dist = 0.1;
+    p.scale = 1000;
+    p.volume_weight = 0.1;
+    return p;
+}
+
+void q_hacd_free(q_hacd_result *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->hull_count; i++) {
+        q_free(r->hulls[i].points, r->hulls[i].point_count * 3 * sizeof(double));
+        q_mesh_destroy(r->hulls[i].mesh);
+    }
+    q_free(r->hulls, r->hull_count * sizeof *r->hulls);
+    q_free(r->triangle_hull, r->triangle_count * sizeof *r->triangle_hull);
+    q_free(r->trace, r->merges * sizeof *r->trace);
+    memset(r, 0, sizeof *r);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static q_status bad(char *err, size_t errlen, q_status st, const char *fmt, size_t a)
+{
+    if (err && errlen)
+        snprintf(err, errlen, fmt, a);
+    return st;
+}
+
+/* Merges the cheapest edges (valid queue entries) while there are more than
+ * keep clusters; limit re-queues the merged clusters' edges. */
+static bool run_queue(ctx *c, double limit, size_t keep, bool trace)
+{
+    while (c->nheap && c->alive > keep) {
+        heap_entry e = heap_pop(c);
+        const cluster *A = c->cl + e.a, *B = c->cl + e.b;
+        if (!A->alive || !B->alive || A->version != e.va || B->version != e.vb)
+            continue;
+        uint32_t a = e.a, b = e.b;
+        if (B->ntri > A->ntri || (B->ntri == A->ntri && b < a)) {
+            a = e.b;
+            b = e.a;
+        }
+        if (!merge(c, a, b, e.err, limit, trace))
+            return false;
+    }
+    return true;
+}
+
+static void free_ctx(ctx *c, size_t nv_in)
+{
+    q_free(c->pos, nv_in * 3 * sizeof(double));
+    q_free(c->tri, c->nt * 3 * sizeof(uint32_t));
+    q_free(c->tri_orig, c->nt * sizeof(uint32_t));
+    q_free(c->samp, (c->nsamp ? c->nsamp : 1) * sizeof *c->samp);
+    q_free(c->cell_start, ((size_t)c->dims[0] * c->dims[1] * c->dims[2] + 1) * sizeof *c->cell_start);
+    if (c->cl)
+        for (size_t i = 0; i < c->nt; i++)
+            free_cluster(c->cl + i);
+    q_free(c->cl, c->nt * sizeof *c->cl);
+    q_free(c->parent, c->nt * sizeof *c->parent);
+    q_free(c->mark, c->nt * sizeof *c->mark);
+    q_free(c->buf, c->bufcap * sizeof(double));
+    q_free(c->hv, c->hvcap * sizeof(uint32_t));
+    q_free(c->hi, c->hicap * sizeof(uint32_t));
+    q_free(c->planes, c->plcap * sizeof(double));
+    q_free(c->heap, c->heapcap * sizeof *c->heap);
+    q_free(c->trace, c->tracecap * sizeof *c->trace);
+}
+
+q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out, char *err, size_t errlen)
+{
+    double t0 = now_ms();
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!m || !out)
+        return bad(err, errlen, Q_ERR_ARGUMENT, "no mesh or no result%.0zu", 0);
+    q_hacd_params p = params ? *params : q_default_hacd_params();
+    if (!(p.scale > 0) || !isfinite(p.scale))
+        return bad(err, errlen, Q_ERR_ARGUMENT, "scale must be > 0 and finite%.0zu", 0);
+    if (!(p.connect_dist > 0) || !(p.connect_dist < p.scale))
+        return bad(err, errlen, Q_ERR_ARGUMENT, "connect_dist must be > 0 and below scale%.0zu", 0);
+    if (!(p.concavity >= 0) || !isfinite(p.concavity))
+        return bad(err, errlen, Q_ERR_ARGUMENT, "concavity must be >= 0 and finite%.0zu", 0);
+    if (!(p.volume_weight >= 0) || !isfinite(p.volume_weight))
+        return bad(err, errlen, Q_ERR_ARGUMENT, "volume_weight must be >= 0 and finite%.0zu", 0);
+    if (!(p.sample_spacing >= 0) || !isfinite(p.sample_spacing))
+        return bad(err, errlen, Q_ERR_ARGUMENT, "sample_spacing must be >= 0 and finite%.0zu", 0);
+    if (p.max_vertices != 0 && p.max_vertices < 4)
+        return bad(err, errlen, Q_ERR_ARGUMENT, "max_vertices must be 0 (no limit) or >= 4, got %zu", p.max_vertices);
+    if (m->index_count % 3)
+        return bad(err, errlen, Q_ERR_ARGUMENT, "index count %zu is not a multiple of 3", m->index_count);
+    if (m->index_count == 0)
+        return bad(err, errlen, Q_ERR_ARGUMENT, "mesh has no triangles%.0zu", 0);
+    if (m->vertex_count > Q_HULL_MAX_POINTS)
+        return bad(err, errlen, Q_ERR_TOO_LARGE, "too many vertices (%zu)", m->vertex_count);
+    if (m->index_count / 3 > (1u << 31))
+        return bad(err, errlen, Q_ERR_TOO_LARGE, "too many triangles (%zu)", m->index_count / 3);
+    size_t nv = m->vertex_count, nt_in = m->index_count / 3;
+    for (size_t i = 0; i < m->index_count; i++)
+        if (m->indices[i] >= nv)
+            return bad(err, errlen, Q_ERR_ARGUMENT, "index %zu is out of range", i);
+    for (size_t v = 0; v < 3 * nv; v++)
+        if (!isfinite(m->positions[v]))
+            return bad(err, errlen, Q_ERR_ARGUMENT, "vertex %zu has a non-finite coordinate", v / 3);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < m->index_count; i++)
+        for (int a = 0; a < 3; a++) {
+            double x = m->positions[3 * m->indices[i] + a];
+            lo[a] = fmin(lo[a], x);
+            hi[a] = fmax(hi[a], x);
+        }
+    double side = fmax(hi[0] - lo[0], fmax(hi[1] - lo[1], hi[2] - lo[2]));
+    if (!(side > 0))
+        return bad(err, errlen, Q_ERR_ARGUMENT, "all vertices of the mesh coincide%.0zu", 0);
+    double k = p.scale / side, centre[3];
+    for (int a = 0; a < 3; a++)
+        centre[a] = 0.5 * (lo[a] + hi[a]);
+
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.s = p.connect_dist;
+    c.volume_weight = p.volume_weight;
+    c.err = err;
+    c.errlen = errlen;
+    double *scaled = q_alloc(nv * 3 * sizeof *scaled);
+    uint32_t *rep = q_alloc(nv * sizeof *rep);
+    uint32_t *comp = NULL;
+    bool *flip = NULL;
+    size_t ncomp = 0;
+    pair_list pairs = {0};
+    c.pos = q_alloc(nv * 3 * sizeof *c.pos);
+    c.tri = q_alloc(nt_in * 3 * sizeof *c.tri);
+    c.tri_orig = q_alloc(nt_in * sizeof *c.tri_orig);
+    if (!scaled || !rep || !c.pos || !c.tri || !c.tri_orig) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    for (size_t v = 0; v < nv; v++)
+        for (int a = 0; a < 3; a++)
+            scaled[3 * v + a] = (m->positions[3 * v + a] - centre[a]) * k;
+    if (weld(&c, scaled, nv, rep) != Q_OK)
+        goto cleanup;
+    double area = 0;
+    for (size_t t = 0; t < nt_in; t++) {
+        uint32_t a = rep[m->indices[3 * t]], b = rep[m->indices[3 * t + 1]], d = rep[m->indices[3 * t + 2]];
+        if (a == b || b == d || a == d)
+            continue;
+        uint32_t *tv = c.tri + 3 * c.nt;
+        tv[0] = a;
+        tv[1] = b;
+        tv[2] = d;
+        double n[3];
+        area += 0.5 * tri_area2(c.pos + 3 * a, c.pos + 3 * b, c.pos + 3 * d, n);
+        c.tri_orig[c.nt++] = (uint32_t)t;
+    }
+    /* c.tri and c.tri_orig keep their nt_in-sized blocks: nt_in is what
+     * free_ctx needs, so remember it through c.nt at cleanup */
+    size_t nt_kept = c.nt;
+    if (nt_kept == 0) {
+        fail(&c, Q_ERR_ARGUMENT, "every triangle collapses at connect_dist (the mesh is too small or degenerate)");
+        goto cleanup;
+    }
+    if (!(area > 0)) {
+        fail(&c, Q_ERR_ARGUMENT, "the mesh has no area (every triangle is degenerate)");
+        goto cleanup;
+    }
+    comp = q_alloc(nt_kept * sizeof *comp);
+    if (!comp) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    ncomp = build_graph(&c, &pairs, comp);
+    if (ncomp == 0) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    /* orientation per component: signed volume about its area centroid */
+    {
+        double *acc = q_calloc(ncomp * 5, sizeof *acc);
+        flip = q_calloc(ncomp, sizeof *flip);
+        if (!acc || !flip) {
+            q_free(acc, ncomp * 5 * sizeof *acc);
+            fail(&c, Q_ERR_MEMORY, "out of memory");
+            goto cleanup;
+        }
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t t = 0; t < nt_kept; t++) {
+                const uint32_t *tv = c.tri + 3 * t;
+                double n[3], g[3];
+                double l = tri_area2(c.pos + 3 * tv[0], c.pos + 3 * tv[1], c.pos + 3 * tv[2], n);
+                for (int a = 0; a < 3; a++)
+                    g[a] = (c.pos[3 * tv[0] + a] + c.pos[3 * tv[1] + a] + c.pos[3 * tv[2] + a]) / 3;
+                double *A = acc + 5 * comp[t];
+                if (pass == 0) {
+                    for (int a = 0; a < 3; a++)
+                        A[a] += l * g[a];
+                    A[3] += l;
+                } else {
+                    double d[3];
+                    for (int a = 0; a < 3; a++)
+                        d[a] = g[a] - (A[3] > 0 ? A[a] / A[3] : 0);
+                    A[4] += dot3(d, n);
+                }
+            }
+        for (size_t i = 0; i < ncomp; i++)
+            flip[i] = acc[5 * i + 4] < 0;
+        q_free(acc, ncomp * 5 * sizeof *acc);
+    }
+    double h = p.sample_spacing > 0 ? p.sample_spacing : sqrt(area / HACD_TARGET_SAMPLES);
+    h = fmax(h, c.s);
+    if (build_samples(&c, h, comp, flip) != Q_OK)
+        goto cleanup;
+    /* clusters */
+    c.cl = q_calloc(nt_kept, sizeof *c.cl);
+    c.parent = q_alloc(nt_kept * sizeof *c.parent);
+    c.mark = q_calloc(nt_kept, sizeof *c.mark);
+    if (!c.cl || !c.parent || !c.mark) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    {
+        uint32_t *deg = q_calloc(nt_kept, sizeof *deg);
+        if (!deg) {
+            fail(&c, Q_ERR_MEMORY, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < pairs.n; i++) {
+            deg[pairs.v[2 * i]]++;
+            deg[pairs.v[2 * i + 1]]++;
+        }
+        bool ok = true;
+        for (size_t t = 0; t < nt_kept && ok; t++) {
+            cluster *K = c.cl + t;
+            const uint32_t *tv = c.tri + 3 * t;
+            ok = grow32((void **)&K->pts, &K->ptcap, 9, sizeof(double)) &&
+                 (deg[t] == 0 || grow32((void **)&K->nb, &K->nbcap, deg[t], sizeof(uint32_t)));
+            if (!ok)
+                break;
+            for (int i = 0; i < 3; i++)
+                memcpy(K->pts + 3 * i, c.pos + 3 * tv[i], 3 * sizeof(double));
+            K->npts = 3;
+            double n[3];
+            K->area = 0.5 * tri_area2(c.pos + 3 * tv[0], c.pos + 3 * tv[1], c.pos + 3 * tv[2], n);
+            K->ntri = 1;
+            K->comp = comp[t];
+            K->alive = true;
+            c.parent[t] = (uint32_t)t;
+        }
+        q_free(deg, nt_kept * sizeof *deg);
+        if (!ok) {
+            fail(&c, Q_ERR_MEMORY, "out of memory");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < pairs.n; i++) {
+            uint32_t a = pairs.v[2 * i], b = pairs.v[2 * i + 1];
+            c.cl[a].nb[c.cl[a].nnb++] = b;
+            c.cl[b].nb[c.cl[b].nnb++] = a;
+        }
+        c.alive = nt_kept;
+    }
+    /* phase 1: merge within the concavity */
+    for (size_t i = 0; i < pairs.n; i++)
+        if (!queue_edge(&c, pairs.v[2 * i], pairs.v[2 * i + 1], p.concavity))
+            goto cleanup;
+    if (!run_queue(&c, p.concavity, 0, p.trace))
+        goto cleanup;
+    /* phase 2: down to max_hulls, cheapest first */
+    if (p.max_hulls && c.alive > p.max_hulls) {
+        c.nheap = 0;
+        for (size_t a = 0; a < nt_kept; a++) {
+            cluster *A = c.cl + a;
+            if (!A->alive)
+                continue;
+            c.stamp++;
+            for (uint32_t i = 0; i < A->nnb; i++) {
+                uint32_t r = uf_find(c.parent, A->nb[i]);
+                if (r <= a || c.mark[r] == c.stamp || !c.cl[r].alive)
+                    continue;
+                c.mark[r] = c.stamp;
+                if (!queue_edge(&c, (uint32_t)a, r, INFINITY))
+                    goto cleanup;
+            }
+        }
+        if (!run_queue(&c, INFINITY, p.max_hulls, p.trace))
+            goto cleanup;
+    }
+    /* output */
+    out->hulls = q_calloc(c.alive, sizeof *out->hulls);
+    out->triangle_hull = q_alloc(nt_in * sizeof *out->triangle_hull);
+    if (!out->hulls || !out->triangle_hull) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    out->triangle_count = nt_in;
+    {
+        uint32_t *index_of = c.mark; /* reused: cluster -> hull index */
+        double total_volume = 0;
+        for (size_t a = 0; a < nt_kept; a++) {
+            cluster *A = c.cl + a;
+            if (!A->alive)
+                continue;
+            q_hacd_hull *H = out->hulls + out->hull_count;
+            index_of[a] = (uint32_t)out->hull_count++;
+            if (!hull_points(&c, A->pts, A->npts))
+                goto cleanup;
+            H->concavity = hull_error(&c, A->pts, A->comp, A->area, INFINITY);
+            if (c.st != Q_OK)
+                goto cleanup;
+            out->max_concavity = fmax(out->max_concavity, H->concavity);
+            size_t n = A->npts;
+            if (p.max_vertices && n > p.max_vertices) {
+                n = reduce_points(&c, A->pts, n, p.max_vertices);
+                if (!n)
+                    goto cleanup;
+            }
+            for (size_t i = 0; i < n; i++)
+                for (int ax = 0; ax < 3; ax++)
+                    A->pts[3 * i + ax] = A->pts[3 * i + ax] / k + centre[ax];
+            q_hull_def def = q_default_hull_def();
+            def.epsilon = c.s / k;
+            q_hull_info info;
+            q_status st;
+            char herr[128];
+            H->mesh = q_hull_mesh(A->pts, n, &def, &info, &st, herr, sizeof herr);
+            if (!H->mesh) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "hull of a cluster failed: %s", herr);
+                fail(&c, st, msg);
+                goto cleanup;
+            }
+            H->shape = info.shape;
+            H->triangle_count = A->ntri;
+            H->point_count = H->mesh->vertex_count;
+            H->points = q_alloc((H->point_count ? H->point_count : 1) * 3 * sizeof(double));
+            if (!H->points) {
+                fail(&c, Q_ERR_MEMORY, "out of memory");
+                goto cleanup;
+            }
+            for (size_t i = 0; i < 3 * H->point_count; i++)
+                H->points[i] = H->mesh->positions[i];
+            H->volume = info.shape == Q_HULL_SOLID ? q_mesh_volume(H->mesh) : 0;
+            total_volume += H->volume;
+        }
+        for (size_t t = 0; t < nt_in; t++)
+            out->triangle_hull[t] = NONE;
+        for (size_t t = 0; t < nt_kept; t++)
+            out->triangle_hull[c.tri_orig[t]] = index_of[uf_find(c.parent, (uint32_t)t)];
+        double mv = closed_volume(&c) / (k * k * k);
+        out->volume_ratio = mv > 0 ? total_volume / mv : NAN;
+    }
+    out->scale_factor = k;
+    out->sample_spacing = h;
+    out->samples = c.nsamp;
+    out->merges = c.merges;
+    out->components = ncomp;
+    if (p.trace && c.ntrace) {
+        /* exactly merges entries, the size q_hacd_free gives back */
+        out->trace = q_realloc(c.trace, c.tracecap * sizeof *c.trace, c.ntrace * sizeof *c.trace);
+        if (!out->trace) {
+            fail(&c, Q_ERR_MEMORY, "out of memory");
+            goto cleanup;
+        }
+        c.trace = NULL;
+        c.tracecap = 0;
+    }
+cleanup:
+    q_free(scaled, nv * 3 * sizeof *scaled);
+    q_free(rep, nv * sizeof *rep);
+    q_free(comp, c.nt * sizeof *comp);
+    q_free(flip, ncomp * sizeof *flip);
+    q_free(pairs.v, pairs.cap * sizeof(uint32_t));
+    {
+        size_t kept = c.nt;
+        /* free_ctx frees per-kept-triangle arrays with c.nt, and the
+         * nt_in-sized tri arrays need their own size */
+        q_free(c.tri, nt_in * 3 * sizeof(uint32_t));
+        q_free(c.tri_orig, nt_in * sizeof(uint32_t));
+        c.tri = NULL;
+        c.tri_orig = NULL;
+        c.nt = kept;
+    }
+    free_ctx(&c, nv);
+    if (c.st != Q_OK) {
+        if (out->hulls)
+            out->hull_count = c.alive; /* the block's size; unused entries are zero */
+        q_hacd_free(out);
+        return c.st;
+    }
+    out->time_ms = now_ms() - t0;
+    return Q_OK;
+}
