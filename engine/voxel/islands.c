@@ -940,12 +940,25 @@ static q_status search_phase(q_islands *s, const q_terrain *t, bool full)
             st = search_from(s, s->cand.data[i], ST_FIRST_SEARCH + (uint32_t)i);
         if (st != Q_OK)
             return st;
-        /* keep the earlier islands that nothing here touched */
+        /* Keep the earlier islands that nothing here touched. A touched one
+         * has a node in a changed chunk or reached from one, and then (its
+         * old graph being unchanged elsewhere) a node in or next to a
+         * changed chunk: so islands whose box grown by one voxel misses
+         * every changed chunk are kept without looking at their nodes. */
         size_t kept = 0;
         for (size_t i = 0; i < s->islands.count; i++) {
             island_rec *r = &s->islands.data[i];
             bool drop = r->extracted;
-            for (size_t j = 0; j < r->nnodes && !drop; j++) {
+            bool near = drop || s->queue.count > 16;
+            for (size_t q = 0; q < s->queue.count && !near; q++) {
+                bool overlap = true;
+                for (int a = 0; a < 3; a++) {
+                    int64_t c0 = (int64_t)s->queue.data[q].c[a] * CS;
+                    overlap &= r->pub.box.min[a] - 1 < c0 + CS && r->pub.box.max[a] + 1 > c0;
+                }
+                near = overlap;
+            }
+            for (size_t j = 0; j < r->nnodes && near && !drop; j++) {
                 if (q_hashmap_get(&s->queued, chunk_key(r->nodes[j].c)) != Q_HASHMAP_EMPTY) {
                     drop = true;
                     break;
