@@ -3,6 +3,7 @@
  * filled and carved, floating or not), with and without a chunk budget,
  * with floor and point anchors, and after extractions. TAP output. */
 #include "core/alloc.h"
+#include "mesh/dc.h"
 #include "voxel/islands.h"
 #include "voxel/material.h"
 
@@ -382,6 +383,67 @@ static void test_resets(void)
     q_terrain_destroy(t);
 }
 
+/* The way islands.h says to mesh an extracted island: a scratch terrain and
+ * q_dc_mesh over the extract box. The mesh must be closed: every edge used
+ * by exactly two triangles, in opposite directions. */
+static bool closed_mesh(const q_dc_output *o)
+{
+    size_t nt = o->index_count / 3;
+    uint64_t *e = malloc(3 * nt * sizeof *e);
+    for (size_t t = 0; t < nt; t++)
+        for (int k = 0; k < 3; k++)
+            e[3 * t + k] = (uint64_t)o->indices[3 * t + k] << 32 | o->indices[3 * t + (k + 1) % 3];
+    bool ok = nt > 0;
+    for (size_t i = 0; i < 3 * nt && ok; i++) {
+        uint64_t rev = e[i] >> 32 | e[i] << 32;
+        int fwd = 0, back = 0;
+        for (size_t j = 0; j < 3 * nt; j++) {
+            fwd += e[j] == e[i];
+            back += e[j] == rev;
+        }
+        ok = fwd == 1 && back == 1;
+    }
+    free(e);
+    return ok;
+}
+
+static void test_mesh_extracted(void)
+{
+    char err[128];
+    q_terrain *t = q_terrain_create(NULL);
+    uint8_t rock = (uint8_t)q_material_find("rock");
+    q_terrain_fill_region(t, (q_box){{0, 0, 0}, {32, 4, 32}}, rock, err, sizeof err);
+    q_edit e = {.op = Q_EDIT_FILL, .material = rock};
+    e.shape.kind = Q_SHAPE_BALL;
+    e.shape.center[0] = 10.3, e.shape.center[1] = 14.6, e.shape.center[2] = 11.2, e.shape.radius = 4.3;
+    q_terrain_edit(t, &e, err, sizeof err);
+    q_islands *s = q_islands_create(NULL);
+    bool ok = update(s, t, 0) && q_islands_count(s) == 1;
+    if (ok) {
+        q_box eb = q_islands_extract_box(q_islands_get(s, 0));
+        size_t n = (size_t)q_box_volume(eb);
+        uint8_t *m = malloc(n), *o = malloc(n);
+        ok = q_islands_extract(s, t, 0, m, o, NULL, err, sizeof err) == Q_OK;
+        q_terrain *scratch = q_terrain_create(NULL);
+        ok = ok && q_terrain_write(scratch, eb, m, o, err, sizeof err) == Q_OK;
+        q_dc_output out = {0};
+        out.vertex_capacity = q_dc_vertex_bound(eb);
+        out.index_capacity = q_dc_index_bound(eb);
+        out.positions = malloc(out.vertex_capacity * 3 * sizeof(float));
+        out.indices = malloc(out.index_capacity * sizeof(uint32_t));
+        ok = ok && q_dc_mesh(scratch, eb, Q_SURFACE_SOLID, 1.0f, &out, NULL, err, sizeof err) == Q_OK;
+        ok = ok && closed_mesh(&out);
+        free(out.positions);
+        free(out.indices);
+        free(m);
+        free(o);
+        q_terrain_destroy(scratch);
+    }
+    report("an extracted ball meshed over its extract box in a scratch terrain is closed", ok);
+    q_islands_destroy(s);
+    q_terrain_destroy(t);
+}
+
 int main(void)
 {
     size_t live = q_alloc_live_bytes();
@@ -391,6 +453,7 @@ int main(void)
     test_extract();
     test_anchors();
     test_resets();
+    test_mesh_extracted();
     report("no leaks", q_alloc_live_bytes() == live);
     printf("1..%d\n", test_no);
     return failures != 0;
