@@ -18,6 +18,13 @@
 #include <time.h>
 
 #define NONE UINT32_MAX
+/* Neighbour entries carry this bit when merging with that neighbour was
+ * refused with a solid predicted hull: the hull of a superset of points
+ * contains that hull, every sample inside it stays inside and its ray to
+ * the boundary only gets longer, so the merge stays refused after either
+ * side grows (the flat area rule has no such bound and is never marked). */
+#define BLOCKED 0x80000000u
+#define ID_MASK 0x7fffffffu
 /* Auto sample spacing aims at this many surface samples. */
 #define HACD_TARGET_SAMPLES 20000.0
 /* The sample grid has at most this many cells. */
@@ -45,6 +52,9 @@ typedef struct cluster {
 typedef struct heap_entry {
     double key, tie, err; /* merge order, then tie; concavity error */
     uint32_t a, b, va, vb;
+    double *pts; /* the predicted hull's vertices, owned by the entry */
+    uint32_t npts;
+    double volume; /* of the predicted hull */
 } heap_entry;
 
 typedef struct ctx {
@@ -64,8 +74,9 @@ typedef struct ctx {
     /* clusters, one per kept triangle at first */
     cluster *cl;
     uint32_t *parent;
-    uint32_t *mark;
+    uint32_t *mark, *slot;
     uint32_t stamp;
+    bool last_solid; /* the last edge_error's hull was solid */
     size_t alive;
     /* hull scratch */
     double *buf;
@@ -799,6 +810,7 @@ static double edge_error(ctx *c, uint32_t a, uint32_t b, double limit)
     size_t n = gather(c, a, b);
     if (!n || !hull_points(c, c->buf, n))
         return INFINITY;
+    c->last_solid = c->info.shape == Q_HULL_SOLID;
     return hull_error(c, c->buf, c->cl[a].comp, c->cl[a].area + c->cl[b].area, limit);
 }
 
@@ -858,12 +870,31 @@ static bool queue_edge(ctx *c, uint32_t a, uint32_t b, double limit)
     double e = edge_error(c, a, b, limit);
     if (c->st != Q_OK)
         return false;
-    if (e > limit)
+    if (e > limit) {
+        if (c->last_solid)
+            for (int side = 0; side < 2; side++) {
+                cluster *S = c->cl + (side ? b : a);
+                uint32_t other = side ? a : b;
+                for (uint32_t i = 0; i < S->nnb; i++)
+                    if (uf_find(c->parent, S->nb[i] & ID_MASK) == other)
+                        S->nb[i] |= BLOCKED;
+            }
         return true;
+    }
     double dv = c->hull_volume - c->cl[a].volume - c->cl[b].volume;
     double key = e + c->volume_weight * cbrt(dv);
-    heap_entry h = {key, dv, e, a, b, c->cl[a].version, c->cl[b].version};
-    return heap_push(c, h);
+    heap_entry h = {key, dv, e, a, b, c->cl[a].version, c->cl[b].version, NULL, 0, c->hull_volume};
+    size_t hvn = c->info.vertex_count;
+    h.pts = q_alloc(3 * hvn * sizeof(double));
+    if (!h.pts)
+        return fail(c, Q_ERR_MEMORY, "out of memory"), false;
+    for (size_t i = 0; i < hvn; i++)
+        memcpy(h.pts + 3 * i, c->buf + 3 * c->hv[i], 3 * sizeof(double));
+    h.npts = (uint32_t)hvn;
+    if (heap_push(c, h))
+        return true;
+    q_free(h.pts, 3 * hvn * sizeof(double));
+    return false;
 }
 
 static void free_cluster(cluster *k)
@@ -877,26 +908,18 @@ static void free_cluster(cluster *k)
 
 /* Merges b into a (a survives; the caller picks which) and re-queues a's
  * edges with the given limit. */
-static bool merge(ctx *c, uint32_t a, uint32_t b, double error, double limit, bool trace)
+static bool merge(ctx *c, uint32_t a, uint32_t b, heap_entry *e, double limit, bool trace)
 {
     cluster *A = c->cl + a, *B = c->cl + b;
-    size_t n = gather(c, a, b);
-    if (!n || !hull_points(c, c->buf, n))
-        return false;
-    size_t hvn = c->info.vertex_count;
-    if (!grow32((void **)&A->pts, &A->ptcap, 3 * hvn, sizeof(double)))
-        return fail(c, Q_ERR_MEMORY, "out of memory"), false;
-    for (size_t i = 0; i < hvn; i++)
-        memcpy(A->pts + 3 * i, c->buf + 3 * c->hv[i], 3 * sizeof(double));
-    A->npts = (uint32_t)hvn;
+    double error = e->err;
+    /* the predicted hull becomes a's */
+    q_free(A->pts, (size_t)A->ptcap * sizeof(double));
+    A->pts = e->pts;
+    A->ptcap = 3 * e->npts;
+    A->npts = e->npts;
+    e->pts = NULL;
     A->area += B->area;
-    A->volume = 0;
-    if (c->info.shape == Q_HULL_SOLID)
-        for (size_t t = 0; t + 2 < c->info.index_count; t += 3) {
-            double x[3];
-            cross3(c->buf + 3 * c->hv[c->hi[t + 1]], c->buf + 3 * c->hv[c->hi[t + 2]], x);
-            A->volume += dot3(c->buf + 3 * c->hv[c->hi[t]], x) / 6;
-        }
+    A->volume = e->volume;
     A->ntri += B->ntri;
     A->version++;
     c->parent[b] = a;
@@ -911,11 +934,16 @@ static bool merge(ctx *c, uint32_t a, uint32_t b, double error, double limit, bo
     for (int side = 0; side < 2; side++) {
         const cluster *S = side ? B : A;
         for (uint32_t i = 0; i < S->nnb; i++) {
-            uint32_t r = uf_find(c->parent, S->nb[i]);
-            if (c->mark[r] == c->stamp || !c->cl[r].alive)
+            uint32_t r = uf_find(c->parent, S->nb[i] & ID_MASK);
+            if (!c->cl[r].alive || r == a)
                 continue;
+            if (c->mark[r] == c->stamp) {
+                list[c->slot[r]] |= S->nb[i] & BLOCKED;
+                continue;
+            }
             c->mark[r] = c->stamp;
-            list[k++] = r;
+            c->slot[r] = (uint32_t)k;
+            list[k++] = r | (S->nb[i] & BLOCKED);
         }
     }
     B->alive = false;
@@ -934,9 +962,13 @@ static bool merge(ctx *c, uint32_t a, uint32_t b, double error, double limit, bo
             return fail(c, Q_ERR_MEMORY, "out of memory"), false;
         c->trace[c->ntrace++] = (q_hacd_merge){c->tri_orig[a], c->tri_orig[b], error};
     }
-    for (size_t i = 0; i < k; i++)
+    for (size_t i = 0; i < k; i++) {
+        if ((A->nb[i] & BLOCKED) && limit < INFINITY)
+            continue;
+        A->nb[i] &= ID_MASK;
         if (!queue_edge(c, a, A->nb[i], limit))
             return false;
+    }
     return true;
 }
 
@@ -1116,17 +1148,26 @@ static bool run_queue(ctx *c, double limit, size_t keep, bool trace)
     while (c->nheap && c->alive > keep) {
         heap_entry e = heap_pop(c);
         const cluster *A = c->cl + e.a, *B = c->cl + e.b;
-        if (!A->alive || !B->alive || A->version != e.va || B->version != e.vb)
+        if (!A->alive || !B->alive || A->version != e.va || B->version != e.vb) {
+            q_free(e.pts, (size_t)e.npts * 3 * sizeof(double));
             continue;
+        }
         uint32_t a = e.a, b = e.b;
         if (B->ntri > A->ntri || (B->ntri == A->ntri && b < a)) {
             a = e.b;
             b = e.a;
         }
-        if (!merge(c, a, b, e.err, limit, trace))
+        if (!merge(c, a, b, &e, limit, trace))
             return false;
     }
     return true;
+}
+
+static void clear_heap(ctx *c)
+{
+    for (size_t i = 0; i < c->nheap; i++)
+        q_free(c->heap[i].pts, (size_t)c->heap[i].npts * 3 * sizeof(double));
+    c->nheap = 0;
 }
 
 static void free_ctx(ctx *c, size_t nv_in)
@@ -1142,10 +1183,12 @@ static void free_ctx(ctx *c, size_t nv_in)
     q_free(c->cl, c->nt * sizeof *c->cl);
     q_free(c->parent, c->nt * sizeof *c->parent);
     q_free(c->mark, c->nt * sizeof *c->mark);
+    q_free(c->slot, c->nt * sizeof *c->slot);
     q_free(c->buf, c->bufcap * sizeof(double));
     q_free(c->hv, c->hvcap * sizeof(uint32_t));
     q_free(c->hi, c->hicap * sizeof(uint32_t));
     q_free(c->planes, c->plcap * sizeof(double));
+    clear_heap(c);
     q_free(c->heap, c->heapcap * sizeof *c->heap);
     q_free(c->trace, c->tracecap * sizeof *c->trace);
 }
@@ -1297,7 +1340,8 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
     c.cl = q_calloc(nt_kept, sizeof *c.cl);
     c.parent = q_alloc(nt_kept * sizeof *c.parent);
     c.mark = q_calloc(nt_kept, sizeof *c.mark);
-    if (!c.cl || !c.parent || !c.mark) {
+    c.slot = q_calloc(nt_kept, sizeof *c.slot);
+    if (!c.cl || !c.parent || !c.mark || !c.slot) {
         fail(&c, Q_ERR_MEMORY, "out of memory");
         goto cleanup;
     }
@@ -1349,14 +1393,14 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
         goto cleanup;
     /* phase 2: down to max_hulls, cheapest first */
     if (p.max_hulls && c.alive > p.max_hulls) {
-        c.nheap = 0;
+        clear_heap(&c);
         for (size_t a = 0; a < nt_kept; a++) {
             cluster *A = c.cl + a;
             if (!A->alive)
                 continue;
             c.stamp++;
             for (uint32_t i = 0; i < A->nnb; i++) {
-                uint32_t r = uf_find(c.parent, A->nb[i]);
+                uint32_t r = uf_find(c.parent, A->nb[i] & ID_MASK);
                 if (r <= a || c.mark[r] == c.stamp || !c.cl[r].alive)
                     continue;
                 c.mark[r] = c.stamp;
