@@ -36,7 +36,32 @@
 typedef struct sample {
     float p[3], n[3];
     uint32_t comp;
+    uint32_t bin; /* normal_bin of n */
 } sample;
+
+/* Directions binned on a cube map, NORMAL_BINS_SIDE^2 bins per face: a
+ * sample on the surface of a hull lies on a face whose normal is close to
+ * its own, so the hull planes in the sample's bin settle it first. */
+#define NORMAL_BINS_SIDE 4
+#define NORMAL_BINS (6 * NORMAL_BINS_SIDE * NORMAL_BINS_SIDE)
+
+static uint32_t normal_bin(const double *n)
+{
+    int ax = 0;
+    for (int i = 1; i < 3; i++)
+        if (fabs(n[i]) > fabs(n[ax]))
+            ax = i;
+    double m = fabs(n[ax]);
+    if (!(m > 0))
+        return 0;
+    int b[2];
+    for (int k = 0; k < 2; k++) {
+        double u = n[(ax + 1 + k) % 3] / m; /* in [-1, 1] */
+        int i = (int)((u + 1) * 0.5 * NORMAL_BINS_SIDE);
+        b[k] = i < 0 ? 0 : i >= NORMAL_BINS_SIDE ? NORMAL_BINS_SIDE - 1 : i;
+    }
+    return (uint32_t)(((ax * 2 + (n[ax] < 0)) * NORMAL_BINS_SIDE + b[0]) * NORMAL_BINS_SIDE + b[1]);
+}
 
 typedef struct cluster {
     double *pts; /* hull vertices (x, y, z), scaled units */
@@ -85,6 +110,9 @@ typedef struct ctx {
     size_t hvcap, hicap;
     double *planes;
     size_t plcap;
+    uint32_t *bin_items;
+    size_t bincap;
+    uint32_t bin_start[NORMAL_BINS + 1];
     q_hull_info info;
     double hull_volume; /* of the last hull_error's hull */
     double volume_weight;
@@ -558,6 +586,7 @@ static size_t sample_triangle(const double *a, const double *b, const double *cc
                         sp->n[i] = (float)n[i];
                     }
                     sp->comp = comp;
+                    sp->bin = normal_bin(n);
                 }
                 count++;
             }
@@ -570,6 +599,7 @@ static size_t sample_triangle(const double *a, const double *b, const double *cc
                 out->n[i] = (float)n[i];
             }
             out->comp = comp;
+            out->bin = normal_bin(n);
         }
         count = 1;
     }
@@ -735,6 +765,21 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
         i0[a] = cell_coord(c, lo[a] - c->s, a);
         i1[a] = cell_coord(c, hi[a] + c->s, a);
     }
+    if (!grow((void **)&c->bin_items, &c->bincap, np ? np : 1, sizeof(uint32_t))) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        return INFINITY;
+    }
+    memset(c->bin_start, 0, sizeof c->bin_start);
+    for (size_t j = 0; j < np; j++)
+        c->bin_start[normal_bin(c->planes + 4 * j) + 1]++;
+    for (int i = 0; i < NORMAL_BINS; i++)
+        c->bin_start[i + 1] += c->bin_start[i];
+    {
+        uint32_t cur[NORMAL_BINS];
+        memcpy(cur, c->bin_start, sizeof cur);
+        for (size_t j = 0; j < np; j++)
+            c->bin_items[cur[normal_bin(c->planes + 4 * j)]++] = (uint32_t)j;
+    }
     const double s = c->s;
     double worst = s; /* errors up to s are quantization noise */
     size_t hint = 0;
@@ -757,8 +802,20 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
                 double nd = dot3(pl, d);
                 if (nd > 1e-9 && -dp <= worst * nd)
                     continue;
-                double tmin = INFINITY;
                 bool settled = false;
+                for (uint32_t k = c->bin_start[sp->bin]; k < c->bin_start[sp->bin + 1]; k++) {
+                    pl = planes + 4 * c->bin_items[k];
+                    dp = dot3(pl, p) - pl[3];
+                    nd = dot3(pl, d);
+                    if (dp > s || (nd > 1e-9 && -dp <= worst * nd)) {
+                        hint = c->bin_items[k];
+                        settled = true;
+                        break;
+                    }
+                }
+                if (settled)
+                    continue;
+                double tmin = INFINITY;
                 for (size_t j = 0; j < np; j++) {
                     pl = planes + 4 * j;
                     dp = dot3(pl, p) - pl[3];
@@ -1188,6 +1245,7 @@ static void free_ctx(ctx *c, size_t nv_in)
     q_free(c->hv, c->hvcap * sizeof(uint32_t));
     q_free(c->hi, c->hicap * sizeof(uint32_t));
     q_free(c->planes, c->plcap * sizeof(double));
+    q_free(c->bin_items, c->bincap * sizeof(uint32_t));
     clear_heap(c);
     q_free(c->heap, c->heapcap * sizeof *c->heap);
     q_free(c->trace, c->tracecap * sizeof *c->trace);
