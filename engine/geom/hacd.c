@@ -299,7 +299,7 @@ static q_status weld(ctx *c, const double *pos, size_t n, uint32_t *rep)
 /* ---------------------------------------------------------------- graph */
 
 typedef struct edge_key {
-    uint32_t a, b, t;
+    uint32_t a, b, t, dir; /* dir: the triangle runs b -> a */
 } edge_key;
 
 static int cmp_edge_key(const void *pa, const void *pb)
@@ -468,14 +468,18 @@ static bool connect_close(ctx *c, uint32_t *comp_uf, pair_list *pairs, const uin
 
 /* Graph edges: triangles sharing a mesh edge; triangles of different
  * components sharing a welded vertex; components within s. comp[t] gets
- * the component index; returns the number of components, 0 when out of
+ * the component index, part[t] a triangle naming the part it belongs to
+ * through shared edges and vertices alone (before joining by distance,
+ * for orientation: parts of one model may be wound differently); returns the number of components, 0 when out of
  * memory. */
-static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp)
+static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp, uint32_t *part, uint8_t *orient)
 {
     size_t ne = 3 * c->nt;
     edge_key *ek = q_alloc(ne * sizeof *ek);
     uint32_t *uf = q_alloc(c->nt * sizeof *uf);
     uint32_t *vtri = q_alloc(c->nv * sizeof *vtri);
+    pair_list rel = {0}; /* manifold edges: triangle pairs, and whether they disagree */
+    uint32_t *rstart = NULL, *ritems = NULL, *queue = NULL;
     size_t ncomp = 0;
     if (!ek || !uf || !vtri)
         goto done;
@@ -483,7 +487,7 @@ static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp)
         uf[t] = (uint32_t)t;
         for (int k = 0; k < 3; k++) {
             uint32_t a = c->tri[3 * t + k], b = c->tri[3 * t + (k + 1) % 3];
-            ek[3 * t + k] = (edge_key){a < b ? a : b, a < b ? b : a, (uint32_t)t};
+            ek[3 * t + k] = (edge_key){a < b ? a : b, a < b ? b : a, (uint32_t)t, a > b};
         }
     }
     qsort(ek, ne, sizeof *ek, cmp_edge_key);
@@ -492,6 +496,9 @@ static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp)
         while (j < ne && ek[j].a == ek[i].a && ek[j].b == ek[i].b)
             j++;
         size_t k = j - i;
+        if (k == 2 && ek[i].t != ek[i + 1].t &&
+            !add_pair(&rel, ek[i].t, ek[i + 1].t | (ek[i].dir == ek[i + 1].dir ? BLOCKED : 0)))
+            goto done;
         for (size_t x = i; x < j; x++)
             for (size_t y = x + 1; y < j; y++) {
                 if (k > HACD_FAN_PAIRS && y != x + 1)
@@ -519,8 +526,52 @@ static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp)
             }
         }
     size_t roots = 0;
+    for (size_t t = 0; t < c->nt; t++) {
+        part[t] = uf_find(uf, (uint32_t)t);
+        roots += part[t] == t;
+    }
+    /* Orientation made consistent across manifold edges (breadth first from
+     * each part's first triangle): orient[t] = 1 turns t around. Parts of
+     * one model are often wound differently (Wuson.off's legs against its
+     * body); a non-orientable part keeps the first choice met. */
+    rstart = q_calloc(c->nt + 1, sizeof *rstart);
+    ritems = q_alloc((rel.n ? 2 * rel.n : 1) * sizeof *ritems);
+    queue = q_alloc(c->nt * sizeof *queue);
+    if (!rstart || !ritems || !queue)
+        goto done;
+    for (size_t i = 0; i < rel.n; i++) {
+        rstart[rel.v[2 * i] + 1]++;
+        rstart[(rel.v[2 * i + 1] & ID_MASK) + 1]++;
+    }
     for (size_t t = 0; t < c->nt; t++)
-        roots += uf_find(uf, (uint32_t)t) == t;
+        rstart[t + 1] += rstart[t];
+    for (size_t i = 0; i < rel.n; i++) {
+        uint32_t a = rel.v[2 * i], b = rel.v[2 * i + 1] & ID_MASK, flag = rel.v[2 * i + 1] & BLOCKED;
+        ritems[rstart[a]++] = b | flag;
+        ritems[rstart[b]++] = a | flag;
+    }
+    for (size_t t = c->nt; t > 0; t--)
+        rstart[t] = rstart[t - 1];
+    rstart[0] = 0;
+    for (size_t t = 0; t < c->nt; t++)
+        orient[t] = 2;
+    for (size_t t0 = 0; t0 < c->nt; t0++) {
+        if (orient[t0] != 2)
+            continue;
+        orient[t0] = 0;
+        size_t head = 0, tail = 0;
+        queue[tail++] = (uint32_t)t0;
+        while (head < tail) {
+            uint32_t t = queue[head++];
+            for (uint32_t k = rstart[t]; k < rstart[t + 1]; k++) {
+                uint32_t o = ritems[k] & ID_MASK;
+                if (orient[o] != 2)
+                    continue;
+                orient[o] = (uint8_t)(orient[t] ^ ((ritems[k] & BLOCKED) != 0));
+                queue[tail++] = o;
+            }
+        }
+    }
     if (roots > 1 && !connect_close(c, uf, pairs, vtri))
         goto done;
     for (size_t t = 0; t < c->nt; t++)
@@ -532,6 +583,10 @@ static size_t build_graph(ctx *c, pair_list *pairs, uint32_t *comp)
         comp[t] = comp[r];
     }
 done:
+    q_free(rel.v, rel.cap * sizeof(uint32_t));
+    q_free(rstart, (c->nt + 1) * sizeof *rstart);
+    q_free(ritems, (rel.n ? 2 * rel.n : 1) * sizeof *ritems);
+    q_free(queue, c->nt * sizeof *queue);
     q_free(ek, ne * sizeof *ek);
     q_free(uf, c->nt * sizeof *uf);
     q_free(vtri, c->nv * sizeof *vtri);
@@ -619,8 +674,8 @@ static size_t cell_of(const ctx *c, const float *p)
 }
 
 /* Samples every non-degenerate triangle with spacing h and sorts the samples
- * into the grid. flip[comp] turns a component's normals around. */
-static q_status build_samples(ctx *c, double h, const uint32_t *comp, const bool *flip)
+ * into the grid. flip[t] turns triangle t's normal around. */
+static q_status build_samples(ctx *c, double h, const uint32_t *comp, const uint8_t *flip)
 {
     size_t total = 0;
     for (size_t t = 0; t < c->nt; t++) {
@@ -645,7 +700,7 @@ static q_status build_samples(ctx *c, double h, const uint32_t *comp, const bool
         double l = tri_area2(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n);
         if (!(l > 0))
             continue;
-        double sgn = flip[comp[t]] ? -1.0 : 1.0;
+        double sgn = flip[t] ? -1.0 : 1.0;
         for (int i = 0; i < 3; i++)
             n[i] = sgn * n[i] / l;
         at += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, comp[t], raw + at);
@@ -1308,8 +1363,8 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
     c.errlen = errlen;
     double *scaled = q_alloc(nv * 3 * sizeof *scaled);
     uint32_t *rep = q_alloc(nv * sizeof *rep);
-    uint32_t *comp = NULL;
-    bool *flip = NULL;
+    uint32_t *comp = NULL, *part = NULL;
+    uint8_t *flip = NULL;
     size_t ncomp = 0;
     pair_list pairs = {0};
     c.pos = q_alloc(nv * 3 * sizeof *c.pos);
@@ -1353,17 +1408,27 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
         fail(&c, Q_ERR_MEMORY, "out of memory");
         goto cleanup;
     }
-    ncomp = build_graph(&c, &pairs, comp);
+    part = q_alloc(nt_kept * sizeof *part);
+    if (!part) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    flip = q_alloc(nt_kept * sizeof *flip);
+    if (!flip) {
+        fail(&c, Q_ERR_MEMORY, "out of memory");
+        goto cleanup;
+    }
+    ncomp = build_graph(&c, &pairs, comp, part, flip);
     if (ncomp == 0) {
         fail(&c, Q_ERR_MEMORY, "out of memory");
         goto cleanup;
     }
-    /* orientation per component: signed volume about its area centroid */
+    /* outward per part: signed volume about its area centroid, with the
+     * consistent orientation from build_graph */
     {
-        double *acc = q_calloc(ncomp * 5, sizeof *acc);
-        flip = q_calloc(ncomp, sizeof *flip);
-        if (!acc || !flip) {
-            q_free(acc, ncomp * 5 * sizeof *acc);
+        double *acc = q_calloc(nt_kept * 5, sizeof *acc);
+        if (!acc) {
+            q_free(acc, nt_kept * 5 * sizeof *acc);
             fail(&c, Q_ERR_MEMORY, "out of memory");
             goto cleanup;
         }
@@ -1374,7 +1439,7 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
                 double l = tri_area2(c.pos + 3 * tv[0], c.pos + 3 * tv[1], c.pos + 3 * tv[2], n);
                 for (int a = 0; a < 3; a++)
                     g[a] = (c.pos[3 * tv[0] + a] + c.pos[3 * tv[1] + a] + c.pos[3 * tv[2] + a]) / 3;
-                double *A = acc + 5 * comp[t];
+                double *A = acc + 5 * part[t];
                 if (pass == 0) {
                     for (int a = 0; a < 3; a++)
                         A[a] += l * g[a];
@@ -1383,12 +1448,12 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
                     double d[3];
                     for (int a = 0; a < 3; a++)
                         d[a] = g[a] - (A[3] > 0 ? A[a] / A[3] : 0);
-                    A[4] += dot3(d, n);
+                    A[4] += flip[t] ? -dot3(d, n) : dot3(d, n);
                 }
             }
-        for (size_t i = 0; i < ncomp; i++)
-            flip[i] = acc[5 * i + 4] < 0;
-        q_free(acc, ncomp * 5 * sizeof *acc);
+        for (size_t t = 0; t < nt_kept; t++)
+            flip[t] ^= (uint8_t)(acc[5 * part[t] + 4] < 0);
+        q_free(acc, nt_kept * 5 * sizeof *acc);
     }
     double h = p.sample_spacing > 0 ? p.sample_spacing : sqrt(area / HACD_TARGET_SAMPLES);
     h = fmax(h, c.s);
@@ -1552,7 +1617,8 @@ cleanup:
     q_free(scaled, nv * 3 * sizeof *scaled);
     q_free(rep, nv * sizeof *rep);
     q_free(comp, c.nt * sizeof *comp);
-    q_free(flip, ncomp * sizeof *flip);
+    q_free(flip, c.nt * sizeof *flip);
+    q_free(part, c.nt * sizeof *part);
     q_free(pairs.v, pairs.cap * sizeof(uint32_t));
     {
         size_t kept = c.nt;
