@@ -67,6 +67,8 @@ typedef struct cluster {
     double *pts; /* hull vertices (x, y, z), scaled units */
     uint32_t npts, ptcap; /* ptcap counts doubles */
     uint32_t *nb; /* neighbour clusters, possibly merged away (resolve with find) */
+    double *nbe, *nbv; /* per neighbour: lower bounds of the merge's error and
+                          of its hull's volume, from earlier evaluations */
     uint32_t nnb, nbcap;
     double area; /* surface area of the cluster's triangles */
     double volume; /* of its hull */
@@ -152,6 +154,9 @@ static bool grow32(void **p, uint32_t *cap, size_t need, size_t elem)
     *cap = (uint32_t)c;
     return ok;
 }
+
+typedef struct cluster cluster;
+static bool grow_nb(cluster *k, size_t need);
 
 static q_status fail(ctx *c, q_status st, const char *msg)
 {
@@ -977,22 +982,74 @@ static heap_entry heap_pop(ctx *c)
 }
 
 /* Evaluates edge (a, b) and queues it when its error is within limit. */
+static bool grow_nb(cluster *k, size_t need)
+{
+    if (need <= k->nbcap)
+        return true;
+    size_t nc = k->nbcap ? k->nbcap : 4;
+    while (nc < need)
+        nc *= 2;
+    uint32_t *nb = q_realloc(k->nb, (size_t)k->nbcap * sizeof *nb, nc * sizeof *nb);
+    if (nb)
+        k->nb = nb;
+    double *e = q_realloc(k->nbe, (size_t)k->nbcap * sizeof *e, nc * sizeof *e);
+    if (e)
+        k->nbe = e;
+    double *v = q_realloc(k->nbv, (size_t)k->nbcap * sizeof *v, nc * sizeof *v);
+    if (v)
+        k->nbv = v;
+    if (!nb || !e || !v) {
+        /* keep every block at the old capacity so that it frees right */
+        if (nb)
+            k->nb = q_realloc(k->nb, nc * sizeof *nb, (size_t)k->nbcap * sizeof *nb);
+        if (e)
+            k->nbe = q_realloc(k->nbe, nc * sizeof *e, (size_t)k->nbcap * sizeof *e);
+        if (v)
+            k->nbv = q_realloc(k->nbv, nc * sizeof *v, (size_t)k->nbcap * sizeof *v);
+        return false;
+    }
+    k->nbcap = (uint32_t)nc;
+    return true;
+}
+
+/* Lazy queue entries (no hull yet) carry lower bounds of the key: the
+ * error and hull volume of a merge can only grow when a side grows (for a
+ * solid hull; a flat hull's error bounds nothing), so an entry is evaluated
+ * only when it comes first, and most are dropped unevaluated as their
+ * clusters change. The merge order is the same as evaluating every edge
+ * at once. */
+static bool queue_lazy(ctx *c, uint32_t a, uint32_t r, double e_lb, double v_lb)
+{
+    const cluster *A = c->cl + a, *R = c->cl + r;
+    double dv = fmax(v_lb, fmax(A->volume, R->volume)) - A->volume - R->volume;
+    heap_entry h = {e_lb + c->volume_weight * cbrt(dv), dv, e_lb, a, r, A->version, R->version, NULL, 0, 0};
+    return heap_push(c, h);
+}
+
+/* Records what an evaluation of (a, b) bounds in both neighbour lists. */
+static void record_bounds(ctx *c, uint32_t a, uint32_t b, double e_lb, double v, bool block)
+{
+    for (int side = 0; side < 2; side++) {
+        cluster *S = c->cl + (side ? b : a);
+        uint32_t other = side ? a : b;
+        for (uint32_t i = 0; i < S->nnb; i++)
+            if (uf_find(c->parent, S->nb[i] & ID_MASK) == other) {
+                S->nbe[i] = e_lb;
+                S->nbv[i] = v;
+                if (block)
+                    S->nb[i] |= BLOCKED;
+            }
+    }
+}
+
 static bool queue_edge(ctx *c, uint32_t a, uint32_t b, double limit)
 {
     double e = edge_error(c, a, b, limit);
     if (c->st != Q_OK)
         return false;
-    if (e > limit) {
-        if (c->last_solid)
-            for (int side = 0; side < 2; side++) {
-                cluster *S = c->cl + (side ? b : a);
-                uint32_t other = side ? a : b;
-                for (uint32_t i = 0; i < S->nnb; i++)
-                    if (uf_find(c->parent, S->nb[i] & ID_MASK) == other)
-                        S->nb[i] |= BLOCKED;
-            }
+    record_bounds(c, a, b, c->last_solid ? e : 0, c->hull_volume, e > limit && c->last_solid);
+    if (e > limit)
         return true;
-    }
     double dv = c->hull_volume - c->cl[a].volume - c->cl[b].volume;
     double key = e + c->volume_weight * cbrt(dv);
     heap_entry h = {key, dv, e, a, b, c->cl[a].version, c->cl[b].version, NULL, 0, c->hull_volume};
@@ -1013,8 +1070,11 @@ static void free_cluster(cluster *k)
 {
     q_free(k->pts, (size_t)k->ptcap * sizeof(double));
     q_free(k->nb, (size_t)k->nbcap * sizeof(uint32_t));
+    q_free(k->nbe, (size_t)k->nbcap * sizeof(double));
+    q_free(k->nbv, (size_t)k->nbcap * sizeof(double));
     k->pts = NULL;
     k->nb = NULL;
+    k->nbe = k->nbv = NULL;
     k->ptcap = k->nbcap = k->npts = k->nnb = 0;
 }
 
@@ -1039,10 +1099,15 @@ static bool merge(ctx *c, uint32_t a, uint32_t b, heap_entry *e, double limit, b
     c->stamp++;
     c->mark[a] = c->stamp;
     size_t total = (size_t)A->nnb + B->nnb;
-    uint32_t *list = q_alloc((total ? total : 1) * sizeof *list);
-    if (!list)
+    size_t lsize = (total ? total : 1) * (sizeof(uint32_t) + 2 * sizeof(double));
+    double *lbuf = q_alloc(lsize);
+    if (!lbuf)
         return fail(c, Q_ERR_MEMORY, "out of memory"), false;
+    double *le = lbuf, *lv = lbuf + (total ? total : 1);
+    uint32_t *list = (uint32_t *)(lv + (total ? total : 1));
     size_t k = 0;
+    /* Both sides' bounds hold for the merged cluster (its hull contains
+     * theirs): the larger of the two is kept. */
     for (int side = 0; side < 2; side++) {
         const cluster *S = side ? B : A;
         for (uint32_t i = 0; i < S->nnb; i++) {
@@ -1050,21 +1115,29 @@ static bool merge(ctx *c, uint32_t a, uint32_t b, heap_entry *e, double limit, b
             if (!c->cl[r].alive || r == a)
                 continue;
             if (c->mark[r] == c->stamp) {
-                list[c->slot[r]] |= S->nb[i] & BLOCKED;
+                uint32_t j = c->slot[r];
+                list[j] |= S->nb[i] & BLOCKED;
+                le[j] = fmax(le[j], S->nbe[i]);
+                lv[j] = fmax(lv[j], S->nbv[i]);
                 continue;
             }
             c->mark[r] = c->stamp;
             c->slot[r] = (uint32_t)k;
+            le[k] = S->nbe[i];
+            lv[k] = S->nbv[i];
             list[k++] = r | (S->nb[i] & BLOCKED);
         }
     }
     B->alive = false;
     free_cluster(B);
     c->alive--;
-    bool room = grow32((void **)&A->nb, &A->nbcap, k, sizeof *list);
-    if (room)
+    bool room = grow_nb(A, k);
+    if (room) {
         memcpy(A->nb, list, k * sizeof *list);
-    q_free(list, (total ? total : 1) * sizeof *list);
+        memcpy(A->nbe, le, k * sizeof *le);
+        memcpy(A->nbv, lv, k * sizeof *lv);
+    }
+    q_free(lbuf, lsize);
     if (!room)
         return fail(c, Q_ERR_MEMORY, "out of memory"), false;
     A->nnb = (uint32_t)k;
@@ -1078,7 +1151,9 @@ static bool merge(ctx *c, uint32_t a, uint32_t b, heap_entry *e, double limit, b
         if ((A->nb[i] & BLOCKED) && limit < INFINITY)
             continue;
         A->nb[i] &= ID_MASK;
-        if (!queue_edge(c, a, A->nb[i], limit))
+        if (A->nbe[i] > limit)
+            continue;
+        if (!queue_lazy(c, a, A->nb[i], A->nbe[i], A->nbv[i]))
             return false;
     }
     return true;
@@ -1262,6 +1337,11 @@ static bool run_queue(ctx *c, double limit, size_t keep, bool trace)
         const cluster *A = c->cl + e.a, *B = c->cl + e.b;
         if (!A->alive || !B->alive || A->version != e.va || B->version != e.vb) {
             q_free(e.pts, (size_t)e.npts * 3 * sizeof(double));
+            continue;
+        }
+        if (!e.pts) { /* lazy: evaluate now, queue what it costs */
+            if (!queue_edge(c, e.a, e.b, limit))
+                return false;
             continue;
         }
         uint32_t a = e.a, b = e.b;
@@ -1482,8 +1562,7 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
         for (size_t t = 0; t < nt_kept && ok; t++) {
             cluster *K = c.cl + t;
             const uint32_t *tv = c.tri + 3 * t;
-            ok = grow32((void **)&K->pts, &K->ptcap, 9, sizeof(double)) &&
-                 (deg[t] == 0 || grow32((void **)&K->nb, &K->nbcap, deg[t], sizeof(uint32_t)));
+            ok = grow32((void **)&K->pts, &K->ptcap, 9, sizeof(double)) && (deg[t] == 0 || grow_nb(K, deg[t]));
             if (!ok)
                 break;
             for (int i = 0; i < 3; i++)
@@ -1503,8 +1582,11 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
         }
         for (size_t i = 0; i < pairs.n; i++) {
             uint32_t a = pairs.v[2 * i], b = pairs.v[2 * i + 1];
-            c.cl[a].nb[c.cl[a].nnb++] = b;
-            c.cl[b].nb[c.cl[b].nnb++] = a;
+            cluster *A = c.cl + a, *B = c.cl + b;
+            A->nbe[A->nnb] = B->nbe[B->nnb] = 0;
+            A->nbv[A->nnb] = B->nbv[B->nnb] = 0;
+            A->nb[A->nnb++] = b;
+            B->nb[B->nnb++] = a;
         }
         c.alive = nt_kept;
     }
