@@ -1590,9 +1590,10 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
         }
         c.alive = nt_kept;
     }
-    /* phase 1: merge within the concavity */
+    /* phase 1: merge within the concavity; every edge starts lazy (its
+     * error and added volume are >= 0) */
     for (size_t i = 0; i < pairs.n; i++)
-        if (!queue_edge(&c, pairs.v[2 * i], pairs.v[2 * i + 1], p.concavity))
+        if (!queue_lazy(&c, pairs.v[2 * i], pairs.v[2 * i + 1], 0, 0))
             goto cleanup;
     if (!run_queue(&c, p.concavity, 0, p.trace))
         goto cleanup;
