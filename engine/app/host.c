@@ -4,6 +4,13 @@
  * called, so a reloaded script's new functions take over at once. Every call
  * goes through lua_pcall with a traceback handler; an error is printed (once
  * while it keeps repeating) and shown in the window title, and the loop goes on.
+ *
+ * Script limits: a count hook charges every callback (the main chunk and each
+ * reload too) for the Lua instructions it runs and raises an error past
+ * opt.max_instructions; the Lua state's allocator refuses to grow the heap
+ * past opt.max_memory, which Lua turns into a memory error. Either way only
+ * that call stops and the loop goes on. --sandbox strips the libraries that
+ * reach outside the script's directory (see apply_sandbox).
  */
 #include "app/host.h"
 
@@ -21,6 +28,7 @@
 #include <unistd.h>
 
 #include "app/window.h"
+#include "common.h"
 #include "quarry.h"
 
 #define HEADLESS_DT (1.0 / 60.0)
@@ -29,6 +37,7 @@
 #define FPS_FRAMES 60
 #define WINDOW_WIDTH 1280         /* screen coordinates; also the size assumed headless */
 #define WINDOW_HEIGHT 720
+#define HOOK_STEP 1000            /* instructions between count-hook calls */
 
 static const char *const callback_names[] = {
     "load", "update", "draw", "keypressed", "keyreleased", "mousepressed",
@@ -68,6 +77,13 @@ struct q_host {
 
     FILE *shot_file;             /* pending quarry.graphics.screenshot */
     char *shot_path;
+
+    long long instructions;      /* charged to the running call (script limits) */
+    int hook_step;               /* the count hook's current period */
+    size_t mem_used;             /* bytes of Lua heap */
+    bool mem_refused;            /* the allocator refused an allocation (cap reached) */
+    char *sandbox_dir;           /* --sandbox: realpath of the script's directory */
+    char *sandbox_lib;           /* --sandbox: realpath of <repo>/scripts, or NULL */
 
     char *last_error;            /* last reported message, for de-duplication */
     long error_repeats;
@@ -153,6 +169,65 @@ static int traceback(lua_State *L)
     return 1;
 }
 
+/* ---- script limits ---- */
+
+static q_host *host_of_state(lua_State *L)
+{
+    return *(q_host **)lua_getextraspace(L);
+}
+
+/* Count hook: charges the running call; past the budget it fires on every
+ * instruction (so a script catching the error with pcall is stopped at its
+ * next instruction outside the pcall) and raises. */
+static void count_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    q_host *h = host_of_state(L);
+    h->instructions += h->hook_step;
+    if (h->opt.max_instructions > 0 && h->instructions > h->opt.max_instructions) {
+        if (h->hook_step != 1) {
+            h->hook_step = 1;
+            lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+            if (L != h->L)
+                lua_sethook(h->L, count_hook, LUA_MASKCOUNT, 1);
+        }
+        luaL_error(L, "instruction limit exceeded: more than %I Lua instructions in one call "
+                   "(--max-instructions)", (lua_Integer)h->opt.max_instructions);
+    }
+}
+
+/* A fresh budget for the call about to start. */
+static void begin_budget(q_host *h)
+{
+    h->instructions = 0;
+    h->mem_refused = false;
+    if (h->opt.max_instructions > 0) {
+        h->hook_step = HOOK_STEP;
+        lua_sethook(h->L, count_hook, LUA_MASKCOUNT, HOOK_STEP);
+    }
+}
+
+/* The Lua state's allocator: realloc/free with a cap on the heap. Shrinking
+ * and freeing never fail (Lua relies on that). */
+static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+    q_host *h = ud;
+    size_t old = ptr ? osize : 0;
+    if (nsize == 0) {
+        free(ptr);
+        h->mem_used -= old;
+        return NULL;
+    }
+    if (nsize > old && h->opt.max_memory > 0 && h->mem_used - old + nsize > h->opt.max_memory) {
+        h->mem_refused = true;
+        return NULL;
+    }
+    void *p = realloc(ptr, nsize);
+    if (p)
+        h->mem_used = h->mem_used - old + nsize;
+    return p;
+}
+
 /* Calls the function below the top `nargs` values with a traceback handler;
  * pops them. Returns LUA_OK or leaves nothing and reports the error. */
 static int protected_call(q_host *h, int nargs, const char *context)
@@ -161,9 +236,16 @@ static int protected_call(q_host *h, int nargs, const char *context)
     int base = lua_gettop(L) - nargs;
     lua_pushcfunction(L, traceback);
     lua_insert(L, base);
+    begin_budget(h);
     int status = lua_pcall(L, nargs, 0, base);
     if (status != LUA_OK) {
+        char mem[160];
         const char *msg = lua_tostring(L, -1);
+        if (h->mem_refused && (status == LUA_ERRMEM || status == LUA_ERRERR)) {
+            snprintf(mem, sizeof mem, "memory limit exceeded: the Lua heap may not grow past "
+                     "%zu bytes (--max-memory)", h->opt.max_memory);
+            msg = mem;
+        }
         report_error(h, context, msg ? msg : "(no message)");
         lua_pop(L, 1);
     }
@@ -345,6 +427,277 @@ static void set_package_path(q_host *h)
     lua_pop(L, 1);
 }
 
+/* ---- --sandbox ---- */
+
+/* Whether path lies inside dir (both real paths). */
+static bool path_under(const char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    return dir[0] && strncmp(path, dir, n) == 0 &&
+           (path[n] == '/' || path[n] == '\0' || (n == 1 && dir[0] == '/'));
+}
+
+/* Whether a script in the sandbox may open path: its real path (or, for a
+ * file not made yet, its directory's) must lie in the script's directory,
+ * or in <repo>/scripts when lib is set. A dangling symlink is refused, since
+ * writing through it would create its target wherever it points. */
+static bool sandbox_allows(const q_host *h, const char *path, bool lib)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real)) {
+        struct stat st;
+        if (lstat(path, &st) == 0)
+            return false;
+        char dir[PATH_MAX];
+        const char *slash = strrchr(path, '/');
+        if (!slash)
+            snprintf(dir, sizeof dir, ".");
+        else if (slash == path)
+            snprintf(dir, sizeof dir, "/");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+        const char *base = slash ? slash + 1 : path;
+        if (strcmp(base, "..") == 0 || strcmp(base, ".") == 0 || !realpath(dir, real))
+            return false;
+    }
+    return path_under(real, h->sandbox_dir) || (lib && h->sandbox_lib && path_under(real, h->sandbox_lib));
+}
+
+static const char *sandbox_check_path(lua_State *L, int arg, const char *fname)
+{
+    const char *path = luaL_checkstring(L, arg);
+    if (!sandbox_allows(host_of_state(L), path, false))
+        luaL_error(L, "%s: '%s' is outside the script's directory (--sandbox)", fname, path);
+    return path;
+}
+
+/* loadfile(path [, mode [, env]]): text chunks from the script's directory. */
+static int sandbox_loadfile(lua_State *L)
+{
+    if (lua_isnoneornil(L, 1))
+        return luaL_error(L, "loadfile: reading standard input is not allowed (--sandbox)");
+    const char *path = sandbox_check_path(L, 1, "loadfile");
+    bool has_env = !lua_isnone(L, 3);
+    if (luaL_loadfilex(L, path, "t") != LUA_OK) {
+        luaL_pushfail(L);
+        lua_insert(L, -2);
+        return 2;
+    }
+    if (has_env) {
+        lua_pushvalue(L, 3);
+        if (!lua_setupvalue(L, -2, 1))
+            lua_pop(L, 1);
+    }
+    return 1;
+}
+
+static int sandbox_dofile(lua_State *L)
+{
+    if (lua_isnoneornil(L, 1))
+        return luaL_error(L, "dofile: reading standard input is not allowed (--sandbox)");
+    const char *path = sandbox_check_path(L, 1, "dofile");
+    lua_settop(L, 1);
+    if (luaL_loadfilex(L, path, "t") != LUA_OK)
+        return lua_error(L);
+    lua_call(L, 0, LUA_MULTRET);
+    return lua_gettop(L) - 1;
+}
+
+/* load(chunk [, name [, mode [, env]]]) with mode forced to "t". */
+static int sandbox_load(lua_State *L)
+{
+    if (lua_gettop(L) < 3)
+        lua_settop(L, 3);
+    lua_pushliteral(L, "t");
+    lua_replace(L, 3);
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* package.searchers[2]: Lua files on the fixed sandbox path, text only. */
+static int sandbox_searcher(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    lua_settop(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(2)); /* package.searchpath */
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(1)); /* the path */
+    lua_call(L, 2, 2);
+    if (lua_isnil(L, -2))
+        return 1; /* the message of the files tried */
+    lua_pop(L, 1);
+    const char *file = lua_tostring(L, -1);
+    if (!sandbox_allows(host_of_state(L), file, true))
+        return luaL_error(L, "module '%s': '%s' is outside the sandbox", name, file);
+    if (luaL_loadfilex(L, file, "t") != LUA_OK)
+        return luaL_error(L, "error loading module '%s' from file '%s':\n\t%s", name, file,
+                          lua_tostring(L, -1));
+    lua_pushvalue(L, -2);
+    return 2;
+}
+
+/* A function wrapped so that its argument `upvalue 2` must be a path inside
+ * the script's directory. */
+static int sandbox_path_wrapper(lua_State *L)
+{
+    int arg = (int)lua_tointeger(L, lua_upvalueindex(2));
+    if (lua_type(L, arg) == LUA_TSTRING)
+        sandbox_check_path(L, arg, lua_tostring(L, lua_upvalueindex(3)));
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* Replaces t[field] (a function; t at the top) by its path-checking wrapper. */
+static void wrap_path_function(lua_State *L, const char *field, int arg, const char *label)
+{
+    if (lua_getfield(L, -1, field) != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushinteger(L, arg);
+    lua_pushstring(L, label);
+    lua_pushcclosure(L, sandbox_path_wrapper, 3);
+    lua_setfield(L, -2, field);
+}
+
+/* Pushes the method table of a class (metatable.methods or .__index). */
+static bool push_methods(lua_State *L, const char *class_name)
+{
+    luaL_getmetatable(L, class_name);
+    if (lua_istable(L, -1)) {
+        if (lua_getfield(L, -1, "methods") != LUA_TTABLE) {
+            lua_pop(L, 1);
+            lua_getfield(L, -1, "__index");
+        }
+        if (lua_istable(L, -1)) {
+            lua_remove(L, -2);
+            return true;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return false;
+}
+
+static void set_nil(lua_State *L, int table, const char *field)
+{
+    lua_pushnil(L);
+    lua_setfield(L, table, field);
+}
+
+/* Runs in setup_state with the module table at the top. */
+static void apply_sandbox(lua_State *L, q_host *h)
+{
+    char real[PATH_MAX], dir[PATH_MAX];
+    const char *slash = strrchr(h->opt.script, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == h->opt.script ? 1 : (int)(slash - h->opt.script),
+                 h->opt.script);
+    if (!realpath(dir, real))
+        luaL_error(L, "--sandbox: cannot resolve the script's directory %s: %s", dir, strerror(errno));
+    h->sandbox_dir = dup_string(real);
+    char root[PATH_MAX], lib[PATH_MAX + 16];
+    if (find_repo_root(h->opt.exe, root, sizeof root)) {
+        snprintf(lib, sizeof lib, "%s/scripts", root);
+        if (realpath(lib, real))
+            h->sandbox_lib = dup_string(real);
+    }
+    if (!h->sandbox_dir)
+        luaL_error(L, "out of memory");
+
+    int module = lua_gettop(L);
+    lua_pushglobaltable(L);
+    int G = lua_gettop(L);
+    lua_getglobal(L, "package");
+    int package = lua_gettop(L);
+    lua_getfield(L, package, "loaded");
+    int loaded = lua_gettop(L);
+
+    set_nil(L, G, "io");
+    set_nil(L, G, "debug");
+    set_nil(L, loaded, "io");
+    set_nil(L, loaded, "debug");
+
+    lua_getglobal(L, "os");
+    lua_createtable(L, 0, 2);
+    lua_getfield(L, -2, "clock");
+    lua_setfield(L, -2, "clock");
+    lua_getfield(L, -2, "time");
+    lua_setfield(L, -2, "time");
+    lua_pushvalue(L, -1);
+    lua_setfield(L, G, "os");
+    lua_setfield(L, loaded, "os");
+    lua_pop(L, 1);
+
+    lua_pushcfunction(L, sandbox_dofile);
+    lua_setfield(L, G, "dofile");
+    lua_pushcfunction(L, sandbox_loadfile);
+    lua_setfield(L, G, "loadfile");
+    lua_getfield(L, G, "load");
+    lua_pushcclosure(L, sandbox_load, 1);
+    lua_setfield(L, G, "load");
+
+    /* package: no C loaders; Lua modules from a fixed path, text only. */
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, h->sandbox_dir);
+    luaL_addstring(&b, "/?.lua;");
+    luaL_addstring(&b, h->sandbox_dir);
+    luaL_addstring(&b, "/?/init.lua");
+    if (h->sandbox_lib) {
+        luaL_addstring(&b, ";");
+        luaL_addstring(&b, h->sandbox_lib);
+        luaL_addstring(&b, "/?.lua;");
+        luaL_addstring(&b, h->sandbox_lib);
+        luaL_addstring(&b, "/?/init.lua");
+    }
+    luaL_pushresult(&b);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, package, "path");
+    lua_pushliteral(L, "");
+    lua_setfield(L, package, "cpath");
+    set_nil(L, package, "loadlib");
+    lua_createtable(L, 2, 0);
+    lua_getfield(L, package, "searchers");
+    lua_rawgeti(L, -1, 1); /* the preload searcher */
+    lua_rawseti(L, -3, 1);
+    lua_pop(L, 1);
+    lua_pushvalue(L, -2);  /* path */
+    lua_getfield(L, package, "searchpath");
+    lua_pushcclosure(L, sandbox_searcher, 2);
+    lua_rawseti(L, -2, 2);
+    lua_setfield(L, package, "searchers");
+    lua_pop(L, 1); /* path */
+
+    /* quarry's functions taking file names. */
+    if (lua_getfield(L, module, "world") == LUA_TTABLE)
+        wrap_path_function(L, "load", 1, "quarry.world.load");
+    lua_pop(L, 1);
+    if (lua_getfield(L, module, "mesh") == LUA_TTABLE)
+        wrap_path_function(L, "load", 1, "quarry.mesh.load");
+    lua_pop(L, 1);
+    if (lua_getfield(L, module, "graphics") == LUA_TTABLE)
+        wrap_path_function(L, "screenshot", 1, "quarry.graphics.screenshot");
+    lua_pop(L, 1);
+    if (push_methods(L, QL_WORLD)) {
+        wrap_path_function(L, "save", 2, "World:save");
+        lua_pop(L, 1);
+    }
+    if (push_methods(L, QL_MESH)) {
+        wrap_path_function(L, "save", 2, "Mesh:save");
+        lua_pop(L, 1);
+    }
+    lua_settop(L, module);
+}
+
 /* Runs in protected mode: everything that may raise before the script runs. */
 static int setup_state(lua_State *L)
 {
@@ -372,6 +725,8 @@ static int setup_state(lua_State *L)
     if (!lua_istable(L, -1))
         return luaL_error(L, "require 'quarry' returned a %s, not a table", luaL_typename(L, -1));
     q_lua_open_host_modules(L, h);
+    if (h->opt.sandbox)
+        apply_sandbox(L, h);
     lua_pushvalue(L, -1);
     h->module_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
@@ -577,8 +932,14 @@ static void destroy_host(q_host *h)
         fprintf(stderr, "quarry: screenshot %s was requested too late to be drawn\n", h->shot_path);
     }
     free(h->shot_path);
-    if (h->L)
+    if (h->L) {
+        /* Finalizers run at close; they are not charged to any call. */
+        lua_sethook(h->L, NULL, 0, 0);
+        h->opt.max_memory = 0;
         lua_close(h->L);
+    }
+    free(h->sandbox_dir);
+    free(h->sandbox_lib);
     q_render_destroy(h->renderer);
     q_window_close(h->window);
     free(h->last_error);
@@ -606,6 +967,11 @@ int q_host_run(const q_host_options *options)
         return 1;
     }
     lua_State *L = h->L;
+    /* Same realloc/free underneath, so the switch is seamless; the count
+     * starts from what the new state holds. */
+    *(q_host **)lua_getextraspace(L) = h;
+    h->mem_used = (size_t)lua_gc(L, LUA_GCCOUNT) * 1024 + (size_t)lua_gc(L, LUA_GCCOUNTB);
+    lua_setallocf(L, limited_alloc, h);
     lua_pushcfunction(L, setup_state);
     lua_pushlightuserdata(L, h);
     if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
@@ -643,8 +1009,14 @@ int q_host_run(const q_host_options *options)
     lua_pushcfunction(L, traceback);
     lua_insert(L, -2);
     int nargs = push_script_args(h);
-    if (lua_pcall(L, nargs, 0, -nargs - 2) != LUA_OK) {
-        fprintf(stderr, "quarry: %s\n", lua_tostring(L, -1));
+    begin_budget(h);
+    int main_status = lua_pcall(L, nargs, 0, -nargs - 2);
+    if (main_status != LUA_OK) {
+        if (h->mem_refused && (main_status == LUA_ERRMEM || main_status == LUA_ERRERR))
+            fprintf(stderr, "quarry: memory limit exceeded: the Lua heap may not grow past "
+                    "%zu bytes (--max-memory)\n", h->opt.max_memory);
+        else
+            fprintf(stderr, "quarry: %s\n", lua_tostring(L, -1));
         goto done;
     }
     lua_pop(L, 1);

@@ -25,7 +25,23 @@ typedef struct q_host_options {
     bool headless;            /* no window, no GL, no SDL video */
     long frames;              /* quit after this many frames; 0 = run until quit */
     const char *screenshot;   /* write the last frame here (PNG, or PPM for .ppm); window only */
+    /* Script limits. Each callback (and the main chunk, and each reload) may
+     * run at most max_instructions Lua VM instructions before it is stopped
+     * with an error; the Lua heap (tables, strings, closures, userdata
+     * headers; not engine memory) may not grow past max_memory bytes, an
+     * allocation past it fails with a memory error in the script. 0 = no limit.
+     * The command line defaults are Q_HOST_DEFAULT_MAX_*. */
+    long long max_instructions;
+    size_t max_memory;
+    /* Untrusted-script mode: no io, debug, os (but os.clock, os.time), no
+     * package.loadlib or C modules, no binary chunks, files (dofile,
+     * loadfile, require, and the paths given to quarry's load/save/screenshot)
+     * only inside the script's directory (require also in <repo>/scripts). */
+    bool sandbox;
 } q_host_options;
+
+#define Q_HOST_DEFAULT_MAX_INSTRUCTIONS 1000000000LL /* ~3-10 s of Lua per callback */
+#define Q_HOST_DEFAULT_MAX_MEMORY ((size_t)1 << 30)    /* 1 GiB of Lua heap */
 
 /* Runs the script until it quits; returns the process exit status:
  * 0 normal end (errors inside callbacks are reported but not fatal),

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,15 @@ static void print_usage(FILE *out)
           "  --screenshot FILE  write the last frame to FILE: PNG, or binary PPM when\n"
           "                     FILE ends in .ppm (needs a window; SDL_VIDEODRIVER=offscreen\n"
           "                     works without a display)\n"
+          "  --max-instructions N  stop any one callback (or the main chunk, or a\n"
+          "                     reload) after N Lua instructions with an error; the loop\n"
+          "                     goes on (default 1000000000; 0 = no limit)\n"
+          "  --max-memory SIZE  cap the Lua heap at SIZE bytes (suffix K, M or G; at\n"
+          "                     least 1M; default 1G; 0 = no limit); an allocation past\n"
+          "                     it is a memory error in the script\n"
+          "  --sandbox          for untrusted scripts: no io, debug, os (but os.clock and\n"
+          "                     os.time), package.loadlib, C modules or binary chunks; files\n"
+          "                     only in the script's directory\n"
           "  -h, --help         show this help and exit\n"
           "  --                 end of options\n"
           "\n"
@@ -67,6 +77,32 @@ static bool parse_frames(const char *s, long *out)
     return true;
 }
 
+/* Whole number >= 0 with an optional K, M or G (binary) suffix. */
+static bool parse_size(const char *s, unsigned long long *out, bool suffix)
+{
+    if (s[0] < '0' || s[0] > '9')
+        return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno == ERANGE)
+        return false;
+    int shift = 0;
+    if (suffix && *end) {
+        switch (*end) {
+        case 'k': case 'K': shift = 10; break;
+        case 'm': case 'M': shift = 20; break;
+        case 'g': case 'G': shift = 30; break;
+        default: return false;
+        }
+        end++;
+    }
+    if (*end || (shift && v > (ULLONG_MAX >> shift)))
+        return false;
+    *out = v << shift;
+    return true;
+}
+
 /* For "--name VALUE" and "--name=VALUE": sets *value and advances *i, or
  * returns false when the value is missing. */
 static bool option_value(int argc, char **argv, int *i, const char *name, const char **value)
@@ -93,6 +129,8 @@ int main(int argc, char **argv)
 {
     q_host_options opt = {0};
     opt.exe = argc > 0 ? argv[0] : "quarry";
+    opt.max_instructions = Q_HOST_DEFAULT_MAX_INSTRUCTIONS;
+    opt.max_memory = Q_HOST_DEFAULT_MAX_MEMORY;
     int i = 1;
     for (; i < argc; i++) {
         const char *arg = argv[i];
@@ -118,9 +156,29 @@ int main(int argc, char **argv)
             if (!option_value(argc, argv, &i, "--screenshot", &value) || !value[0])
                 return usage_error("%s needs a file name", "--screenshot");
             opt.screenshot = value;
+        } else if (is_option(arg, "--max-instructions")) {
+            const char *value;
+            unsigned long long n;
+            if (!option_value(argc, argv, &i, "--max-instructions", &value))
+                return usage_error("%s needs a number of instructions", "--max-instructions");
+            if (!parse_size(value, &n, false) || n > (unsigned long long)LLONG_MAX)
+                return usage_error("--max-instructions needs a whole number >= 0, got '%s'", value);
+            opt.max_instructions = (long long)n;
+        } else if (is_option(arg, "--max-memory")) {
+            const char *value;
+            unsigned long long n;
+            if (!option_value(argc, argv, &i, "--max-memory", &value))
+                return usage_error("%s needs a size", "--max-memory");
+            if (!parse_size(value, &n, true) || n > SIZE_MAX || (n > 0 && n < (1u << 20)))
+                return usage_error("--max-memory needs 0 or a size of at least 1M (bytes, or "
+                                   "with K, M or G), got '%s'", value);
+            opt.max_memory = (size_t)n;
+        } else if (strcmp(arg, "--sandbox") == 0) {
+            opt.sandbox = true;
         } else {
             return usage_error("unknown option '%s' (valid: --headless, --frames N, "
-                               "--screenshot FILE, --help)", arg);
+                               "--screenshot FILE, --max-instructions N, --max-memory SIZE, "
+                               "--sandbox, --help)", arg);
         }
     }
     if (i >= argc)
