@@ -15,7 +15,9 @@
  *         time_ms =, merges =, samples =, sample_spacing =, components =,
  *         concavities = {per hull}, trace = {{a =, b =, error =}, ...}}
  * trace (with trace = true) lists every merge in order: a and b name the
- * merged clusters by a 1-based triangle index of each, the result keeps a.
+ * merged clusters by a 1-based triangle index of each, the result keeps a;
+ * triangle_hull (also with trace = true) gives each triangle's hull index,
+ * false for a triangle dropped because its corners weld into one point.
  * A mesh the engine cannot decompose (non-finite coordinates, every
  * triangle degenerate) gives nil, message.
  */
@@ -141,6 +143,15 @@ static int mesh_decompose(lua_State *L)
             lua_rawseti(L, -2, (lua_Integer)i + 1);
         }
         lua_setfield(L, 5, "trace");
+        lua_createtable(L, (int)r->triangle_count, 0);
+        for (size_t t = 0; t < r->triangle_count; t++) {
+            if (r->triangle_hull[t] == UINT32_MAX)
+                lua_pushboolean(L, 0);
+            else
+                lua_pushinteger(L, (lua_Integer)r->triangle_hull[t] + 1);
+            lua_rawseti(L, -2, (lua_Integer)t + 1);
+        }
+        lua_setfield(L, 5, "triangle_hull");
     }
     q_hacd_free(r);
     return 2;

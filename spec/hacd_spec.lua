@@ -206,14 +206,25 @@ describe("Mesh:decompose", function()
     assert.are.equal(0, vertices_outside(m, hulls, tolerance(m)))
   end)
 
-  it("keeps every vertex of an open imported mesh inside some hull", function()
-    local m = assert(quarry.mesh.load("/usr/share/assimp/models/OBJ/spider.obj"))
-    assert.is_false(m:is_closed())
-    local hulls, info = m:decompose()
-    assert.is_true(#hulls >= 1)
-    assert.is_nil(info.volume_ratio) -- open: no volume to compare with
-    assert.is_true(info.max_concavity <= 10)
-    assert.are.equal(0, vertices_outside(m, hulls, tolerance(m)))
+  it("keeps every vertex of open imported meshes inside some hull", function()
+    for _, file in ipairs{"OBJ/spider.obj", "OFF/Wuson.off"} do
+      local m = assert(quarry.mesh.load("/usr/share/assimp/models/" .. file))
+      assert.is_false(m:is_closed())
+      local hulls, info = m:decompose{trace = true}
+      assert.is_true(#hulls >= 1)
+      assert.is_nil(info.volume_ratio) -- open: no volume to compare with
+      assert.is_true(info.max_concavity <= 10)
+      assert.are.equal(0, vertices_outside(m, hulls, tolerance(m)), file)
+      -- each triangle's hull holds that triangle's corners
+      local testers, v, idx = hull_testers(hulls), m:vertices(), m:indices()
+      for t, h in ipairs(info.triangle_hull) do
+        assert.is_truthy(h)
+        for k = 3 * t - 2, 3 * t do
+          local p = v[idx[k]]
+          assert.is_true(testers[h]({p.x, p.y, p.z}, tolerance(m)), file)
+        end
+      end
+    end
   end)
 
   it("merges more with a larger concavity and stops at max_hulls", function()

@@ -1462,7 +1462,10 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
     double area = 0;
     for (size_t t = 0; t < nt_in; t++) {
         uint32_t a = rep[m->indices[3 * t]], b = rep[m->indices[3 * t + 1]], d = rep[m->indices[3 * t + 2]];
-        if (a == b || b == d || a == d)
+        /* A triangle two of whose corners weld stays (as a segment: its
+         * third corner must end up in a hull); one that welds to a point
+         * goes. */
+        if (a == b && b == d)
             continue;
         uint32_t *tv = c.tri + 3 * c.nt;
         tv[0] = a;
@@ -1628,6 +1631,57 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
     {
         uint32_t *index_of = c.mark; /* reused: cluster -> hull index */
         double total_volume = 0;
+        /* Each hull is taken afresh from its cluster's vertices: a chain of
+         * merges, each within s, can leave the running hull points more
+         * than s inside an early vertex. head/next list a cluster's
+         * triangles; vstamp marks vertices taken. */
+        uint32_t *head = c.slot, *next = q_alloc(nt_kept * sizeof *next), *vstamp = q_calloc(c.nv, sizeof *vstamp);
+        if (!next || !vstamp) {
+            q_free(next, nt_kept * sizeof *next);
+            q_free(vstamp, c.nv * sizeof *vstamp);
+            fail(&c, Q_ERR_MEMORY, "out of memory");
+            goto cleanup;
+        }
+        for (size_t t = 0; t < nt_kept; t++)
+            head[t] = NONE;
+        for (size_t t = nt_kept; t > 0; t--) {
+            uint32_t r = uf_find(c.parent, (uint32_t)(t - 1));
+            next[t - 1] = head[r];
+            head[r] = (uint32_t)(t - 1);
+        }
+        bool gathered = true;
+        for (size_t a = 0; a < nt_kept && gathered; a++) {
+            cluster *A = c.cl + a;
+            if (!A->alive)
+                continue;
+            size_t n = 0;
+            for (uint32_t t = head[a]; t != NONE && gathered; t = next[t])
+                for (int j = 0; j < 3; j++) {
+                    uint32_t v = c.tri[3 * t + j];
+                    if (vstamp[v] == a + 1)
+                        continue;
+                    vstamp[v] = (uint32_t)a + 1;
+                    if (!grow((void **)&c.buf, &c.bufcap, 3 * (n + 1), sizeof(double))) {
+                        gathered = false;
+                        break;
+                    }
+                    memcpy(c.buf + 3 * n++, c.pos + 3 * v, 3 * sizeof(double));
+                }
+            if (!gathered || !hull_points(&c, c.buf, n) ||
+                !grow32((void **)&A->pts, &A->ptcap, 3 * c.info.vertex_count, sizeof(double))) {
+                gathered = false;
+                break;
+            }
+            for (size_t i = 0; i < c.info.vertex_count; i++)
+                memcpy(A->pts + 3 * i, c.buf + 3 * c.hv[i], 3 * sizeof(double));
+            A->npts = (uint32_t)c.info.vertex_count;
+        }
+        q_free(next, nt_kept * sizeof *next);
+        q_free(vstamp, c.nv * sizeof *vstamp);
+        if (!gathered) {
+            fail(&c, Q_ERR_MEMORY, "out of memory");
+            goto cleanup;
+        }
         for (size_t a = 0; a < nt_kept; a++) {
             cluster *A = c.cl + a;
             if (!A->alive)

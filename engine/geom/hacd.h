@@ -7,7 +7,8 @@
  *
  *   1. The mesh is scaled so its largest bounding-box side is `scale` (1000
  *      by default); every distance parameter is in those units. Vertices
- *      within connect_dist are welded; triangles that collapse are dropped.
+ *      within connect_dist are welded; triangles whose corners all weld into
+ *      one point are dropped (two welded corners leave a segment, kept).
  *   2. Dual graph: one node (cluster) per triangle, an edge between
  *      triangles that share a mesh edge or a welded vertex, and between
  *      connected components closer than connect_dist.
@@ -32,7 +33,10 @@
  *   6. With max_hulls > 0, merging goes on past the concavity (cheapest
  *      first, errors evaluated without limit) until at most max_hulls
  *      clusters are left; separate components are never joined.
- *   7. With max_vertices > 0, a hull with more vertices keeps a subset
+ *   7. Each output hull is the hull of all its cluster's vertices (the
+ *      running hulls of a long chain of merges, each exact within s, can
+ *      drift inward), so every vertex lies within about 2 s of its hull.
+ *   8. With max_vertices > 0, a hull with more vertices keeps a subset
  *      chosen greedily, farthest point first (it then lies inside the full
  *      hull and may leave mesh vertices up to that detail outside).
  *
