@@ -93,6 +93,16 @@ static long obj_short_face(const char *path)
  * .glb starts with "glTF", .gltf with '{', .ply with "ply", and an OFF or
  * PLY header may not declare more elements than the file has bytes. Returns
  * NULL when fine, else the reason. */
+static bool ply_type(const char *t)
+{
+    static const char *const types[] = {"char", "uchar", "short", "ushort", "int", "uint", "float", "double",
+                                        "int8", "uint8", "int16", "uint16", "int32", "uint32", "float32", "float64"};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(t, types[i]) == 0)
+            return true;
+    return false;
+}
+
 static const char *bad_header(const char *path, const char *ext, uint64_t size)
 {
     FILE *f = fopen(path, "rb");
@@ -115,6 +125,50 @@ static const char *bad_header(const char *path, const char *ext, uint64_t size)
     if (strcasecmp(ext, ".ply") == 0) {
         if (strncmp(p, "ply", 3) != 0 || (p[3] != '\n' && p[3] != '\r'))
             return "not a PLY file (no 'ply' magic)";
+        /* assimp's PLY reader can loop forever on a header without its end
+         * and abort on a vertex without x, y, z or a property type it does
+         * not know (found by fuzz/mesh_import; spec/regress/mesh_import), so
+         * the header must be well formed and end within the first 4 KiB. */
+        static const char *const words[] = {"format", "comment", "obj_info", "element", "property"};
+        bool ended = false, format = false, in_vertex = false, vertex_seen = false;
+        int xyz = 0;
+        for (const char *line = strchr(p, '\n'); line && !ended; line = strchr(line, '\n')) {
+            line++;
+            size_t len = strcspn(line, " \t\r\n");
+            if (len == 0 && (*line == '\r' || *line == '\n'))
+                continue;
+            if (len == 10 && strncmp(line, "end_header", 10) == 0) {
+                ended = true;
+                break;
+            }
+            bool known = false;
+            for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+                if (len == strlen(words[i]) && strncmp(line, words[i], len) == 0)
+                    known = true;
+            if (!strchr(line, '\n'))
+                break; /* the header goes on past what was read */
+            if (!known)
+                continue; /* assimp skips other lines (Blender wrote some) */
+            format = format || strncmp(line, "format", 6) == 0;
+            char one[128], w1[16], w2[16], w3[16], w4[16];
+            snprintf(one, sizeof one, "%.*s", (int)strcspn(line, "\r\n"), line);
+            if (strncmp(line, "element", 7) == 0) {
+                in_vertex = sscanf(one, "element %15s", w1) == 1 && strcmp(w1, "vertex") == 0;
+                vertex_seen = vertex_seen || in_vertex;
+            } else if (strncmp(line, "property", 8) == 0) {
+                /* assimp aborts on a vertex without x, y, z or a type it does not know */
+                int nw = sscanf(one, "property %15s %15s %15s %15s", w1, w2, w3, w4);
+                bool list = nw >= 1 && strcmp(w1, "list") == 0;
+                if (list ? nw != 4 || !ply_type(w2) || !ply_type(w3) : nw != 2 || !ply_type(w1))
+                    return "malformed PLY header (a property with an unknown type)";
+                if (in_vertex && !list && w2[0] >= 'x' && w2[0] <= 'z' && w2[1] == 0)
+                    xyz |= 1 << (w2[0] - 'x');
+            }
+        }
+        if (!ended || !format)
+            return "malformed PLY header (no format line or no end_header in the first 4 KiB)";
+        if (!vertex_seen || xyz != 7)
+            return "malformed PLY header (no vertex element with x, y and z)";
         for (const char *q = strstr(p, "element"); q; q = strstr(q + 7, "element")) {
             unsigned long long count = 0;
             char name[64];
