@@ -33,6 +33,8 @@ void ql_push_mesh(lua_State *L, struct q_mesh *m)
 struct q_mesh *ql_check_mesh(lua_State *L, int idx)
 {
     lmesh *u = luaL_checkudata(L, idx, QL_MESH);
+    if (!u->m) /* its __gc was called by hand (found by fuzz/api.lua) */
+        luaL_argerror(L, idx, "attempt to use a freed Mesh");
     return u->m;
 }
 
