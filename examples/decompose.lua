@@ -3,11 +3,12 @@
 -- merge trace can be stepped through, the visual debugging seed 001 used to
 -- find what went wrong in the original HACD.
 --
---   build/quarry examples/decompose.lua [mesh file] [concavity]
+--   build/quarry examples/decompose.lua [mesh file] [concavity] [--trace]
 --   SDL_VIDEODRIVER=offscreen build/quarry --headless --frames 5 examples/decompose.lua
 --
 -- Without a file it takes assimp-testmodels' OFF/Wuson.off when installed,
--- else a generated torus.
+-- else a generated torus. --trace starts playing the trace from the first
+-- merge.
 --
 -- Keys:
 --   Tab            switch between the final hulls and the trace
@@ -106,8 +107,12 @@ local function set_step(k)
 end
 
 function quarry.load(args)
-  local path = args and args[1]
-  local concavity = args and tonumber(args[2]) or 10
+  local path, concavity, start_trace = nil, 10, false
+  for _, a in ipairs(args or {}) do
+    if a == "--trace" then start_trace = true
+    elseif tonumber(a) then concavity = tonumber(a)
+    else path = a end
+  end
   if path then
     mesh = assert(quarry.mesh.load(path))
     name = path:match("[^/]+$")
@@ -159,6 +164,10 @@ function quarry.load(args)
   mode, playing, shots, frames = "hulls", false, 0, 0
   replay(0)
   set_step(#info.trace)
+  if start_trace then
+    set_step(0)
+    mode, playing = "trace", true
+  end
   g.set_clear_color({0.08, 0.09, 0.11})
 end
 
@@ -198,10 +207,10 @@ function quarry.draw()
     end
   end
   local s = step > 0 and info.trace[step]
-  g.text(string.format("%s: %d triangles -> %d hulls | max concavity %.2f (of 1000) | %.0f ms | %s",
+  g.text(string.format("%s: %d tris -> %d hulls | concavity %.2f | %.0f ms | %s",
                        name, ntri, info.hulls, info.max_concavity, info.time_ms,
                        mode == "hulls" and "final hulls" or
-                       string.format("merge %d / %d: %d + %d, error %.2f, %d clusters", step, #info.trace,
+                       string.format("merge %d/%d: %d+%d err %.2f, %d clusters", step, #info.trace,
                                      s and s.a or 0, s and s.b or 0, s and s.error or 0, ntri - step)),
          10, 10)
   g.text("Tab hulls/trace | Left/Right step, Up/Down 100, Home/End, Space play | A/D turn, W/S zoom | F12 shot",

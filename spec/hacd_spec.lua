@@ -5,6 +5,7 @@
 -- the divergence theorem against closed-form mesh volumes, and the trace
 -- replayed with a union-find over triangles.
 local quarry = require "quarry"
+local host = require "support.host"
 
 local function mesh(v, idx)
   return quarry.mesh.new{vertices = v, indices = idx}
@@ -346,5 +347,29 @@ describe("Mesh:decompose", function()
     assert.is_false(ok)
     assert.matches("concavity", e)
     assert.matches("decompose", e)
+  end)
+
+  it("runs examples/decompose.lua headless, in the hulls view and through the trace", function()
+    local f = io.open(host.exe, "rb")
+    if not f then
+      pending("no host program at " .. host.exe)
+      return
+    end
+    f:close()
+    for _, extra in ipairs{"", " --trace"} do
+      local cmd = host.OFFSCREEN .. " " .. host.shell_quote(host.exe) ..
+                  " --headless --frames 5 examples/decompose.lua" .. extra .. " 2>&1"
+      local pipe = assert(io.popen(cmd))
+      local out = pipe:read("a")
+      local ok = pipe:close()
+      assert.is_true(ok, out)
+      assert.matches("decompose: .* %-> %d+ hulls", out)
+      assert.matches("decompose: 5 frames", out)
+      if extra ~= "" then
+        -- playing: a few merges a frame from the start, not yet at the end
+        local step, total = out:match("step (%d+) of (%d+)")
+        assert.is_true(tonumber(step) > 0 and tonumber(step) < tonumber(total), out)
+      end
+    end
   end)
 end)
