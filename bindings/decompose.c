@@ -2,14 +2,16 @@
  *
  *   m:decompose{ concavity = 10, connect_dist = 0.1, max_hulls = nil,
  *                max_vertices = nil, trace = false, scale = 1000,
- *                sample_spacing = nil } -> {Mesh, ...}, info
+ *                sample_spacing = nil, volume_weight = 0.1 } -> {Mesh, ...}, info
  *
  * Distances are in units of the mesh scaled so its largest bounding-box side
  * is `scale` (design note 001's ScaleFactor): concavity 10 is 1% of the
  * mesh's size. connect_dist is the one quantization distance (weld,
  * coplanarity, joining components closer than it). max_hulls merges on past
  * the concavity, cheapest first, until at most that many hulls are left;
- * max_vertices (>= 4) caps each hull's vertices.
+ * max_vertices (>= 4) caps each hull's vertices. volume_weight (>= 0) adds
+ * that much of the cube root of the hull volume a merge adds to its cost
+ * (0: by concavity error alone; hulls then overlap more).
  *
  * info = {hulls =, max_concavity =, volume_ratio = (nil for open meshes),
  *         time_ms =, merges =, samples =, sample_spacing =, components =,
@@ -44,7 +46,7 @@ static int mesh_decompose(lua_State *L)
     q_hacd_params p = q_default_hacd_params();
     if (!lua_isnil(L, 2)) {
         static const char *const fields[] = {"concavity", "connect_dist", "max_hulls", "max_vertices", "trace",
-                                             "scale", "sample_spacing", NULL};
+                                             "scale", "sample_spacing", "volume_weight", NULL};
         luaL_checktype(L, 2, LUA_TTABLE);
         ql_check_fields(L, 2, fields);
         double v;
@@ -68,6 +70,11 @@ static int mesh_decompose(lua_State *L)
             if (!(v > 0))
                 luaL_argerror(L, 2, lua_pushfstring(L, "field 'sample_spacing' must be > 0, got %f", v));
             p.sample_spacing = v;
+        }
+        if (ql_field_number(L, 2, 2, "volume_weight", &v)) {
+            if (!(v >= 0))
+                luaL_argerror(L, 2, lua_pushfstring(L, "field 'volume_weight' must be >= 0, got %f", v));
+            p.volume_weight = v;
         }
         if (ql_field_integer(L, 2, 2, "max_hulls", &i)) {
             if (i < 1)
