@@ -5,6 +5,8 @@
 #   make test       every spec (busted) and the C unit tests
 #   make sanitize   the same specs with everything built under ASan + UBSan
 #   make bench      benchmarks, side by side with peers where a peer exists
+#   make fuzz       libFuzzer targets (fuzz/), FUZZ_SECONDS each (default 300)
+#   make soak       random edits, queries, saves and loads for SOAK_SECONDS (600)
 #   make clean
 #
 # Every target first runs `deps`, which installs missing Debian packages (and
@@ -21,7 +23,7 @@ LIBS    := -lassimp -lzstd -lpthread -lm
 
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libcglm-dev \
                 python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev \
-                libgl1-mesa-dri qhull-bin assimp-testmodels
+                libgl1-mesa-dri qhull-bin assimp-testmodels clang libclang-rt-dev
 BENCH_PACKAGES := g++ libopenvdb-dev libboost-dev libbullet-dev libembree-dev libbullet-extras-dev libqhull-dev
 
 ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c engine/mesh/*.c \
@@ -40,7 +42,7 @@ CTEST_BIN  := $(CTEST_SRC:spec/c/%.c=$(BUILD)/ctest/%)
 GLAD_C := $(BUILD)/glad/src/gl.c
 GLAD_H := $(BUILD)/glad/include/glad/gl.h
 
-.PHONY: all deps bench-deps run test ctest spec sanitize bench clean
+.PHONY: all deps bench-deps run test ctest spec sanitize bench clean fuzz soak
 all: $(BUILD)/libquarry.a $(BUILD)/quarry.so $(BUILD)/quarry
 
 deps:
@@ -106,6 +108,14 @@ sanitize: | deps
 	@QUARRY_BUILD=build/sanitize QUARRY_SANITIZE=1 sh scripts/run-tests.sh
 
 ctest-bins: $(CTEST_BIN)
+
+FUZZ_SECONDS ?= 300
+fuzz: all
+	@QUARRY_BUILD=$(BUILD) sh fuzz/run.sh $(FUZZ_SECONDS)
+
+SOAK_SECONDS ?= 600
+soak: all
+	@QUARRY_BUILD=$(BUILD) lua5.4 scripts/soak.lua --seconds $(SOAK_SECONDS)
 
 bench: all
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"

@@ -1,0 +1,21 @@
+-- A short soak (scripts/soak.lua) in CI: random edits, raycasts, overlaps,
+-- mesh queries, steps and save/loads on twin worlds in lockstep. Fails on a
+-- raised error, a NaN, twin worlds or answers that differ, a loaded world
+-- that differs from the saved one, or memory that keeps growing. The long
+-- run is `make soak` (10 minutes).
+local host = require "support.host"
+
+describe("soak", function()
+  it("runs random actions on twin worlds with equal hashes, no NaN, flat memory", function()
+    local build = os.getenv("QUARRY_BUILD") or "build"
+    local seconds = os.getenv("QUARRY_SANITIZE") == "1" and 15 or 25
+    local out = os.tmpname()
+    local _, _, code = os.execute(string.format("QUARRY_BUILD=%s timeout 300 lua5.4 scripts/soak.lua --seconds %d --quiet >%s 2>&1",
+                                                host.shell_quote(build), seconds, out))
+    local text = host.read_file(out) or ""
+    os.remove(out)
+    assert.are.equal(0, code, text)
+    assert.matches("soak: OK, %d+ ticks", text)
+    print("# " .. text:gsub("\n$", ""))
+  end)
+end)
