@@ -922,10 +922,76 @@ static size_t gather(ctx *c, uint32_t a, uint32_t b)
 }
 
 /* Error of merging clusters a and b; INFINITY on failure (c->st set). */
+/* The hull of two triangles sharing an edge, when it is clearly a
+ * tetrahedron: every edge longer than 4 s and every corner more than 4 s
+ * from the plane of the other three, where q_hull (whose decisions all
+ * happen within 2 s) returns the same four vertices. Most first merges of a
+ * curved mesh are such pairs, and q_hull's set-up dominates at four points.
+ * Fills c->hv, c->hi and c->info like hull_points; false to use q_hull. */
+static bool tetra_of_pair(ctx *c, size_t n)
+{
+    if (n != 6)
+        return false;
+    const double *p = c->buf;
+    uint32_t v[4];
+    int k = 0;
+    for (uint32_t i = 0; i < 6; i++) {
+        bool dup = false;
+        for (int j = 0; j < k && !dup; j++)
+            dup = !memcmp(p + 3 * i, p + 3 * v[j], 3 * sizeof(double));
+        if (!dup) {
+            if (k == 4)
+                return false;
+            v[k++] = i;
+        }
+    }
+    if (k != 4)
+        return false;
+    const double lim = 4 * c->s;
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++) {
+            double e[3];
+            sub3(p + 3 * v[j], p + 3 * v[i], e);
+            if (dot3(e, e) <= lim * lim)
+                return false;
+        }
+    double e1[3], e2[3], e3[3], x[3];
+    sub3(p + 3 * v[1], p + 3 * v[0], e1);
+    sub3(p + 3 * v[2], p + 3 * v[0], e2);
+    sub3(p + 3 * v[3], p + 3 * v[0], e3);
+    cross3(e1, e2, x);
+    double vol6 = dot3(x, e3);
+    /* height of each corner over the opposite face: 6 V / (2 * face area) */
+    static const int face[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+    for (int f = 0; f < 4; f++) {
+        double fn[3];
+        double a2 = tri_area2(p + 3 * v[face[f][0]], p + 3 * v[face[f][1]], p + 3 * v[face[f][2]], fn);
+        if (!(fabs(vol6) > lim * a2))
+            return false;
+    }
+    if (!grow((void **)&c->hv, &c->hvcap, 4, sizeof(uint32_t)) || !grow((void **)&c->hi, &c->hicap, 12, sizeof(uint32_t))) {
+        fail(c, Q_ERR_MEMORY, "out of memory");
+        return false;
+    }
+    /* faces wound counter-clockwise seen from outside */
+    static const uint32_t pos[12] = {0, 2, 1, 0, 1, 3, 1, 2, 3, 2, 0, 3};
+    static const uint32_t neg[12] = {0, 1, 2, 0, 3, 1, 1, 3, 2, 2, 3, 0};
+    memcpy(c->hi, vol6 > 0 ? pos : neg, sizeof pos);
+    memcpy(c->hv, v, sizeof v);
+    memset(&c->info, 0, sizeof c->info);
+    c->info.shape = Q_HULL_SOLID;
+    c->info.vertex_count = 4;
+    c->info.index_count = 12;
+    c->info.epsilon = c->s;
+    return true;
+}
+
 static double edge_error(ctx *c, uint32_t a, uint32_t b, double limit)
 {
     size_t n = gather(c, a, b);
-    if (!n || !hull_points(c, c->buf, n))
+    if (!n)
+        return INFINITY;
+    if (!tetra_of_pair(c, n) && (c->st != Q_OK || !hull_points(c, c->buf, n)))
         return INFINITY;
     c->last_solid = c->info.shape == Q_HULL_SOLID;
     return hull_error(c, c->buf, c->cl[a].comp, c->cl[a].area + c->cl[b].area, limit);
