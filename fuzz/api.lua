@@ -267,4 +267,4 @@ for _, b in ipairs(stats.bad) do print("bad: " .. b) end
 print(string.format("api fuzz: seed %d, %d calls (%d errors, %d returns) over %d functions " ..
                     "of %d classes, slowest %.3f s (%s)", seed, stats.calls, stats.errors,
                     stats.returns, #targets, #classes, stats.slowest, stats.slowest_name))
-os.exit(#stats.bad == 0 and 0 or 1)
+os.exit(#stats.bad == 0 and 0 or 1, true)

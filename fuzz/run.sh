@@ -24,6 +24,11 @@ FB=${FUZZ_BUILD:-build/fuzz}
 unset LD_PRELOAD
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+# assimp 5.2.5's glTF importer overflows the heap on an accessor that runs
+# past its buffer view (spec/regress/open/), which stops every run at once;
+# glTF is left out unless QUARRY_FUZZ_MESH_FORMATS names it
+# (QUARRY_FUZZ_MESH_FORMATS="obj off stl ply gltf glb" make fuzz).
+export QUARRY_FUZZ_MESH_FORMATS="${QUARRY_FUZZ_MESH_FORMATS:-obj off stl ply}"
 export LSAN_OPTIONS="suppressions=$(pwd)/fuzz/lsan.supp:print_suppressions=0"
 
 if ! make --no-print-directory -s -f fuzz/Makefile -j2 FUZZ_BUILD="$FB" >"$FB.log" 2>&1; then
@@ -76,9 +81,6 @@ for t in $targets; do
   if [ $ci = 1 ]; then
     corpus=$(mktemp -d)
     extra="-seed=1"
-    # assimp 5.2.5's glTF importer overflows the heap on an accessor past its
-    # buffer view (spec/regress/open/): not ours to fix, so CI leaves it out.
-    export QUARRY_FUZZ_MESH_FORMATS="obj off stl ply"
   else
     corpus="$FB/corpus/$t"
     mkdir -p "$corpus"
