@@ -24,11 +24,14 @@ FB=${FUZZ_BUILD:-build/fuzz}
 unset LD_PRELOAD
 export ASAN_OPTIONS="detect_leaks=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-# assimp 5.2.5's glTF importer overflows the heap on an accessor that runs
-# past its buffer view (spec/regress/open/), which stops every run at once;
-# glTF is left out unless QUARRY_FUZZ_MESH_FORMATS names it
-# (QUARRY_FUZZ_MESH_FORMATS="obj off stl ply gltf glb" make fuzz).
-export QUARRY_FUZZ_MESH_FORMATS="${QUARRY_FUZZ_MESH_FORMATS:-obj off stl ply}"
+# Mesh formats fuzzed (QUARRY_FUZZ_MESH_FORMATS): all by default; the CI run
+# keeps to OBJ/OFF/STL/PLY so that a new finding in assimp's large glTF
+# importer shows up in `make fuzz` rather than as a flaky CI failure.
+if [ $ci = 1 ]; then
+  export QUARRY_FUZZ_MESH_FORMATS="${QUARRY_FUZZ_MESH_FORMATS:-obj off stl ply}"
+else
+  export QUARRY_FUZZ_MESH_FORMATS="${QUARRY_FUZZ_MESH_FORMATS:-obj off stl ply gltf glb}"
+fi
 export LSAN_OPTIONS="suppressions=$(pwd)/fuzz/lsan.supp:print_suppressions=0"
 
 if ! make --no-print-directory -s -f fuzz/Makefile -j2 FUZZ_BUILD="$FB" >"$FB.log" 2>&1; then

@@ -354,4 +354,15 @@ describe("engine limits", function()
     assert.is_true(os.clock() - t0 < 5)
     assert.are.same({}, {T:bounds()})
   end)
+
+  it("bounds a step, a grid-sort resolution, names and world settings", function()
+    local w = quarry.world.new{}
+    assert.are.equal(240, w:step(1e9)) -- Q_MAX_STEPS_PER_CALL: the backlog is dropped
+    w.terrain:fill_ball({0, 0, 0}, 4, "rock")
+    local m = w.terrain:mesh({-6, -6, -6}, {6, 6, 6})
+    fails("1%.%.2048", quarry.gridsort.new, m, {resolution = 100000})
+    fails("longer than 31", quarry.material.define, {name = ("x"):rep(40), density = 1})
+    fails("1%.%.64", quarry.world.new, {substeps = 1000})
+    fails("> 0", quarry.world.new, {voxel_size = -1})
+  end)
 end)

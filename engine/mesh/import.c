@@ -93,6 +93,287 @@ static long obj_short_face(const char *path)
  * .glb starts with "glTF", .gltf with '{', .ply with "ply", and an OFF or
  * PLY header may not declare more elements than the file has bytes. Returns
  * NULL when fine, else the reason. */
+/* ---- glTF accessor bounds (assimp 5.2.5 reads past a buffer view whose
+ * accessor runs beyond it: a heap overflow found by fuzz/mesh_import, kept
+ * in spec/regress/mesh_import). A small JSON walk reads the byte ranges of
+ * buffers, buffer views and accessors; a file whose JSON it cannot follow is
+ * left to assimp. */
+
+typedef struct json {
+    const char *p, *end;
+    int depth;
+    bool bad;
+} json;
+
+static void js_ws(json *j)
+{
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\r' || *j->p == '\n'))
+        j->p++;
+}
+
+static bool js_eat(json *j, char c)
+{
+    js_ws(j);
+    if (j->p < j->end && *j->p == c) {
+        j->p++;
+        return true;
+    }
+    return false;
+}
+
+/* A string; *s and *n give its raw bytes (escapes kept). */
+static bool js_string(json *j, const char **s, size_t *n)
+{
+    if (!js_eat(j, '"'))
+        return j->bad = true, false;
+    const char *start = j->p;
+    while (j->p < j->end && *j->p != '"')
+        j->p += *j->p == '\\' ? 2 : 1;
+    if (j->p >= j->end)
+        return j->bad = true, false;
+    *s = start;
+    *n = (size_t)(j->p - start);
+    j->p++;
+    return true;
+}
+
+static void js_skip(json *j);
+
+/* Calls f(j, key, key_len, ctx) for each member of an object. */
+static void js_object(json *j, void (*f)(json *, const char *, size_t, void *), void *ctx)
+{
+    if (!js_eat(j, '{') || ++j->depth > 64) {
+        j->bad = true;
+        return;
+    }
+    if (!js_eat(j, '}')) {
+        do {
+            const char *k;
+            size_t n;
+            if (!js_string(j, &k, &n) || !js_eat(j, ':')) {
+                j->bad = true;
+                return;
+            }
+            if (f)
+                f(j, k, n, ctx);
+            else
+                js_skip(j);
+            if (j->bad)
+                return;
+        } while (js_eat(j, ','));
+        if (!js_eat(j, '}'))
+            j->bad = true;
+    }
+    j->depth--;
+}
+
+static void js_skip(json *j)
+{
+    js_ws(j);
+    if (j->p >= j->end) {
+        j->bad = true;
+    } else if (*j->p == '{') {
+        js_object(j, NULL, NULL);
+    } else if (*j->p == '[') {
+        j->p++;
+        if (++j->depth > 64) {
+            j->bad = true;
+            return;
+        }
+        if (!js_eat(j, ']')) {
+            do
+                js_skip(j);
+            while (!j->bad && js_eat(j, ','));
+            if (!js_eat(j, ']'))
+                j->bad = true;
+        }
+        j->depth--;
+    } else if (*j->p == '"') {
+        const char *s;
+        size_t n;
+        js_string(j, &s, &n);
+    } else {
+        const char *start = j->p;
+        while (j->p < j->end && !strchr(",]} \t\r\n", *j->p))
+            j->p++;
+        if (j->p == start)
+            j->bad = true;
+    }
+}
+
+static double js_number(json *j)
+{
+    js_ws(j);
+    char buf[40];
+    size_t n = 0;
+    while (j->p < j->end && n < sizeof buf - 1 && strchr("+-0123456789.eE", *j->p))
+        buf[n++] = *j->p++;
+    buf[n] = 0;
+    char *e;
+    double v = strtod(buf, &e);
+    if (n == 0 || *e)
+        j->bad = true;
+    return v;
+}
+
+static bool js_key(const char *k, size_t n, const char *name)
+{
+    return n == strlen(name) && memcmp(k, name, n) == 0;
+}
+
+#define GLTF_MAX_ITEMS 4096
+typedef struct gltf_item {
+    double a, offset, length, stride, count, comp, type; /* a: buffer or bufferView */
+} gltf_item;
+typedef struct gltf_list {
+    gltf_item *items;
+    size_t n;
+} gltf_list;
+typedef struct gltf_info {
+    gltf_list buffers, views, accessors;
+} gltf_info;
+
+static void gltf_field(json *j, const char *k, size_t n, void *ctx)
+{
+    gltf_item *it = ctx;
+    if (js_key(k, n, "buffer") || js_key(k, n, "bufferView"))
+        it->a = js_number(j);
+    else if (js_key(k, n, "byteOffset"))
+        it->offset = js_number(j);
+    else if (js_key(k, n, "byteLength"))
+        it->length = js_number(j);
+    else if (js_key(k, n, "byteStride"))
+        it->stride = js_number(j);
+    else if (js_key(k, n, "count"))
+        it->count = js_number(j);
+    else if (js_key(k, n, "componentType"))
+        it->comp = js_number(j);
+    else if (js_key(k, n, "type")) {
+        const char *s;
+        size_t len;
+        static const char *const types[] = {"SCALAR", "VEC2", "VEC3", "VEC4", "MAT2", "MAT3", "MAT4"};
+        static const int comps[] = {1, 2, 3, 4, 4, 9, 16};
+        if (js_string(j, &s, &len))
+            for (int i = 0; i < 7; i++)
+                if (js_key(s, len, types[i]))
+                    it->type = comps[i];
+    } else {
+        js_skip(j);
+    }
+}
+
+static void gltf_array(json *j, gltf_list *list)
+{
+    if (!js_eat(j, '[')) {
+        j->bad = true;
+        return;
+    }
+    if (js_eat(j, ']'))
+        return;
+    do {
+        if (list->n >= GLTF_MAX_ITEMS) {
+            js_skip(j);
+            continue;
+        }
+        gltf_item *it = &list->items[list->n++];
+        *it = (gltf_item){.a = -1};
+        js_object(j, gltf_field, it);
+    } while (!j->bad && js_eat(j, ','));
+    if (!js_eat(j, ']'))
+        j->bad = true;
+}
+
+static void gltf_top(json *j, const char *k, size_t n, void *ctx)
+{
+    gltf_info *g = ctx;
+    if (js_key(k, n, "buffers"))
+        gltf_array(j, &g->buffers);
+    else if (js_key(k, n, "bufferViews"))
+        gltf_array(j, &g->views);
+    else if (js_key(k, n, "accessors"))
+        gltf_array(j, &g->accessors);
+    else
+        js_skip(j);
+}
+
+/* Whether [offset, offset + length) fits in size, all finite and >= 0. */
+static bool range_ok(double offset, double length, double size)
+{
+    return offset >= 0 && length >= 0 && offset <= 1e15 && length <= 1e15 && offset + length <= size;
+}
+
+/* NULL when the JSON's accessors and views stay inside their views and
+ * buffers (or when the JSON cannot be followed); otherwise the reason. */
+static const char *gltf_bad_ranges(const char *text, size_t size)
+{
+    gltf_item *items = malloc(3 * GLTF_MAX_ITEMS * sizeof *items);
+    if (!items)
+        return NULL;
+    gltf_info g = {{items, 0}, {items + GLTF_MAX_ITEMS, 0}, {items + 2 * GLTF_MAX_ITEMS, 0}};
+    json j = {text, text + size, 0, false};
+    js_object(&j, gltf_top, &g);
+    const char *why = NULL;
+    for (size_t i = 0; !j.bad && !why && i < g.views.n; i++) {
+        const gltf_item *v = &g.views.items[i];
+        size_t b = (size_t)v->a;
+        if (v->a < 0 || v->a >= (double)g.buffers.n || v->a != (double)b)
+            why = "a glTF buffer view names a missing buffer";
+        else if (!range_ok(v->offset > 0 ? v->offset : 0, v->length, g.buffers.items[b].length))
+            why = "a glTF buffer view runs past its buffer";
+    }
+    for (size_t i = 0; !j.bad && !why && i < g.accessors.n; i++) {
+        const gltf_item *a = &g.accessors.items[i];
+        if (a->a < 0)
+            continue; /* no buffer view: zeros (or sparse) */
+        size_t vi = (size_t)a->a;
+        if (a->a >= (double)g.views.n || a->a != (double)vi) {
+            why = "a glTF accessor names a missing buffer view";
+            break;
+        }
+        const gltf_item *v = &g.views.items[vi];
+        double comp = a->comp == 5120 || a->comp == 5121 ? 1 : a->comp == 5122 || a->comp == 5123 ? 2 : 4;
+        double elem = comp * (a->type > 0 ? a->type : 1);
+        double stride = v->stride > 0 ? v->stride : elem;
+        double count = a->count > 0 ? a->count : 0;
+        if (count > 0 && !range_ok(a->offset > 0 ? a->offset : 0, (count - 1) * stride + elem, v->length))
+            why = "a glTF accessor runs past its buffer view";
+    }
+    free(items);
+    return why;
+}
+
+/* The JSON of a .gltf, or of a .glb's first chunk, checked as above. */
+static const char *gltf_check_file(const char *path, bool binary, uint64_t size)
+{
+    if (size > ((uint64_t)64 << 20))
+        return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return "cannot read the file";
+    char *data = malloc((size_t)size + 1);
+    size_t n = data ? fread(data, 1, (size_t)size, f) : 0;
+    fclose(f);
+    if (!data)
+        return NULL;
+    const char *text = data, *why = NULL;
+    size_t len = n;
+    if (binary) {
+        /* header (magic, version, length), then chunk 0: length, "JSON" */
+        uint32_t chunk = 0;
+        if (n >= 20 && memcmp(data + 16, "JSON", 4) == 0) {
+            memcpy(&chunk, data + 12, 4);
+            text = data + 20;
+            len = chunk <= n - 20 ? chunk : n - 20;
+        } else {
+            len = 0;
+        }
+    }
+    if (len > 0)
+        why = gltf_bad_ranges(text, len);
+    free(data);
+    return why;
+}
+
 static bool ply_type(const char *t)
 {
     static const char *const types[] = {"char", "uchar", "short", "ushort", "int", "uint", "float", "double",
@@ -443,6 +724,8 @@ q_mesh *q_mesh_import(const char *path, const q_import_def *def, q_status *statu
         goto done;
     }
     const char *why = bad_header(path, ext, (uint64_t)sb.st_size);
+    if (!why && (strcasecmp(ext, ".gltf") == 0 || strcasecmp(ext, ".glb") == 0))
+        why = gltf_check_file(path, strcasecmp(ext, ".glb") == 0, (uint64_t)sb.st_size);
     if (why) {
         st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, why);
         goto done;
