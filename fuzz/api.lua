@@ -195,13 +195,14 @@ function pick_value(level)
   end
 end
 
--- Strings given to functions that read or write files become names in the
--- temporary directory, so that the fuzzer cannot write into the tree.
+-- Strings and numbers (Lua takes numbers for strings) given to functions
+-- that read or write files become names in the temporary directory, so
+-- that the fuzzer cannot write into the tree.
 local function confine(name, args, n)
   if name:match("save") or name:match("load") or name:match("screenshot") then
     for i = 1, n do
-      if type(args[i]) == "string" then
-        args[i] = tmpdir .. "/" .. args[i]:gsub("[^%w]", "_"):sub(1, 64)
+      if type(args[i]) == "string" or type(args[i]) == "number" then
+        args[i] = tmpdir .. "/" .. tostring(args[i]):gsub("[^%w]", "_"):sub(1, 64)
       end
     end
   end
