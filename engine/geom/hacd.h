@@ -40,11 +40,17 @@
  *      chosen greedily, farthest point first (it then lies inside the full
  *      hull and may leave mesh vertices up to that detail outside).
  *
- * Input: any triangle soup; open, non-manifold and zero-area input is
- * decomposed; non-finite coordinates and out-of-range indices are refused
- * with Q_ERR_ARGUMENT. Input orientation matters for the 3D error: normals
- * are taken counter-clockwise, flipped as a whole when the signed volume
- * about the centroid is negative.
+ * Input: any triangle soup; open, non-manifold and partly zero-area input
+ * is decomposed; non-finite coordinates, out-of-range indices and meshes
+ * without area are refused with Q_ERR_ARGUMENT. Orientation matters for the
+ * 3D error: winding is made consistent across manifold edges within each
+ * part (triangles joined by edges and vertices), and a part is turned
+ * around when its signed volume about its area centroid is negative.
+ *
+ * For rigid bodies: each q_hacd_hull's points (or mesh) is one convex
+ * piece in the mesh's own units; skip hulls whose shape is not
+ * Q_HULL_SOLID (flat patches of open meshes) when a volume is needed.
+ * Cost: about 0.3 s for 4000 triangles on one core (bench/RESULTS.md).
  */
 #ifndef Q_HACD_H
 #define Q_HACD_H
