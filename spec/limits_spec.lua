@@ -91,6 +91,35 @@ function quarry.quit() log("quit") end
     assert.are.same({"quit"}, lines_of(dir .. "/log"))
   end)
 
+  it("charges coroutines too, even when the script catches the error", function()
+    local path = script("co.lua", [[
+local n = 0
+local co = coroutine.wrap(function()
+  while true do
+    if n == 2 then while true do end end
+    local s = 0
+    for i = 1, 30000 do s = s + i end
+    coroutine.yield(s)
+  end
+end)
+function quarry.update(dt)
+  n = n + 1
+  log("update", n, pcall(co))
+end
+function quarry.quit() log("quit", n) end
+]])
+    local code, _, err = run("--headless --frames 3 --max-instructions 200000 " ..
+                             shell_quote(path) .. " " .. shell_quote(dir .. "/log"))
+    assert.are.equal(0, code, err)
+    local log = lines_of(dir .. "/log")
+    -- frame 1 runs within budget; in frame 2 the coroutine's endless loop
+    -- is stopped, and update itself right after its pcall; frame 3 runs
+    -- normally again (the coroutine is dead by then)
+    assert.are.same({"update 1 true 450015000", "update 3 false cannot resume dead coroutine",
+                     "quit 3"}, log)
+    assert.matches("error in quarry%.update: .*instruction limit exceeded", err)
+  end)
+
   it("stops runaway allocation with a memory error and the next frames run", function()
     local path = script("mem.lua", [[
 local n = 0

@@ -183,7 +183,10 @@ static void count_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
     q_host *h = host_of_state(L);
-    h->instructions += h->hook_step;
+    int period = lua_gethookcount(L); /* per thread: coroutines keep their own */
+    h->instructions += period;
+    if (period != h->hook_step)       /* a coroutine left at 1 by an earlier call */
+        lua_sethook(L, count_hook, LUA_MASKCOUNT, h->hook_step);
     if (h->opt.max_instructions > 0 && h->instructions > h->opt.max_instructions) {
         if (h->hook_step != 1) {
             h->hook_step = 1;
