@@ -31,7 +31,8 @@ static inline vec3f vertex(const q_kd_mesh *m, uint32_t t, int k)
     return (vec3f){{p[0], p[1], p[2]}};
 }
 
-float q_ray_triangle(const float o[3], const float d[3], const float a[3], const float b[3], const float c[3])
+static inline __attribute__((always_inline)) float ray_triangle(const float o[3], const float d[3], const float a[3],
+                                                                const float b[3], const float c[3])
 {
     /* Moller-Trumbore. The barycentric tests allow a relative slack of 2^-20
      * so that a ray through a shared edge hits at least one of its
@@ -56,6 +57,11 @@ float q_ray_triangle(const float o[3], const float d[3], const float a[3], const
     return t >= 0 ? t : -1.0f;
 }
 
+float q_ray_triangle(const float o[3], const float d[3], const float a[3], const float b[3], const float c[3])
+{
+    return ray_triangle(o, d, a, b, c);
+}
+
 /* ---- build ---- */
 
 typedef struct build_item {
@@ -68,11 +74,14 @@ typedef struct build_item {
  * surface (terrain is a 2.5D sheet), so a node's region -- what traversal
  * knows of it: the half-spaces of its ancestors -- stays a tall column full of
  * air, and rays over the surface enter many such columns. When more than
- * half of a region's extent on an axis is empty, a clip node cuts it: one
+ * a quarter of a region's extent on an axis is empty, a clip node cuts it: one
  * child holds every triangle, the other is an empty leaf. Only nodes with at
  * least CLIP_MIN triangles are clipped, and never twice in a row, which bounds
  * both the extra nodes and the extra depth. */
-#define CLIP_MIN 16
+#define CLIP_MIN 24
+#define CLIP_EMPTY 0.25f /* the empty share of the extent that earns a clip node; 0.25 measured
+                            better for rays than 0.5 (bench/RESULTS.md) and keeps chunk trees
+                            under the memory target with CLIP_MIN 24 */
 
 typedef struct builder {
     const q_kd_mesh *mesh;
@@ -189,9 +198,9 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             for (int a = 0; a < 3; a++) {
                 float extent = it.rhi[a] - it.rlo[a];
                 float above = it.rhi[a] - hi[a], below = lo[a] - it.rlo[a];
-                if (above > 0.5f * extent && above > best)
+                if (above > CLIP_EMPTY * extent && above > best)
                     ca = a, side = 1, best = above;
-                if (below > 0.5f * extent && below > best)
+                if (below > CLIP_EMPTY * extent && below > best)
                     ca = a, side = 0, best = below;
             }
             if (ca >= 0) {
@@ -319,95 +328,166 @@ static bool clip_to_bounds(const q_kdtree *tree, const float o[3], const float d
     return true;
 }
 
+/* Mesh layouts, so that each traversal is compiled for one of them (no
+ * per-vertex tests of which arrays are set). */
+enum { FMT_F32_I16, FMT_F32_I32, FMT_Q16_I16, FMT_Q16_I32 };
+
+static inline int mesh_format(const q_kd_mesh *m)
+{
+    return (m->qpositions ? 2 : 0) | (m->indices16 ? 0 : 1);
+}
+
+static inline __attribute__((always_inline)) void load_triangle(const q_kd_mesh *m, int fmt, uint32_t t,
+                                                                float v[9])
+{
+    uint32_t i[3];
+    for (int k = 0; k < 3; k++)
+        i[k] = (fmt & 1) ? m->indices32[3 * t + k] : m->indices16[3 * t + k];
+    if (fmt & 2) {
+        float s = m->qscale;
+        for (int k = 0; k < 3; k++) {
+            const int16_t *q = m->qpositions + 3 * i[k];
+            v[3 * k] = q[0] * s, v[3 * k + 1] = q[1] * s, v[3 * k + 2] = q[2] * s;
+        }
+    } else {
+        for (int k = 0; k < 3; k++) {
+            const float *p = m->positions + 3 * i[k];
+            v[3 * k] = p[0], v[3 * k + 1] = p[1], v[3 * k + 2] = p[2];
+        }
+    }
+}
+
 typedef struct seg {
     uint32_t node;
     float tmin, tmax;
 } seg;
 
+enum { MODE_CLOSEST, MODE_ANY, MODE_ALL };
+
 /* Shared traversal: visits leaves whose subspace the segment crosses, near
- * child first, keeping only far children on the stack. For closest hits,
- * segments that start beyond the best hit so far are skipped. */
-static void traverse(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[3], const float d[3], float tmax,
-                     bool closest, float *best_t, uint32_t *best_tri, q_kd_hit_fn fn, void *ud)
+ * child first, keeping only far children on the stack. For closest hits the
+ * segment is cut at the best hit so far, and pending segments that start
+ * beyond it are dropped.
+ *
+ * Branches select planes by the sign of the direction instead of testing it:
+ * for a positive direction the near child is the left one (t up to where the
+ * ray crosses splits[0] + eps) and the far one starts where it crosses
+ * splits[1] - eps; for a negative one the roles swap. A zero component gives
+ * an infinite inverse, so the crossing is -inf or +inf (the child holds none
+ * or all of the segment) or NaN when the origin lies on the plane; the min
+ * and max below are written so that a NaN leaves the segment whole, as
+ * needed for a point on the (widened, inclusive) plane. */
+static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *tree, const q_kd_mesh *mesh,
+                                                                const int fmt, const int mode, const float o[3],
+                                                                const float d[3], float tmax, float *best_t,
+                                                                uint32_t *best_tri, q_kd_hit_fn fn, void *ud)
 {
     float t0, t1;
     if (tree->node_count == 0 || !clip_to_bounds(tree, o, d, tmax, &t0, &t1))
         return;
-    float inv[3];
-    for (int a = 0; a < 3; a++)
-        inv[a] = fabsf(d[a]) < 1e-30f ? 0.0f : 1.0f / d[a];
+    float inv[3], near_eps[3];
+    uint32_t sign[3];
+    for (int a = 0; a < 3; a++) {
+        inv[a] = 1.0f / d[a];
+        sign[a] = signbit(inv[a]) ? 1u : 0u;
+        near_eps[a] = sign[a] ? -Q_KD_EPSILON : Q_KD_EPSILON;
+    }
+    const q_kd_node *nodes = tree->nodes;
+    float limit = tmax; /* closest: the best hit so far */
+    uint32_t best = UINT32_MAX;
     seg stack[Q_KD_MAX_DEPTH + 2];
     int top = 0;
-    seg s = {0, t0, t1};
+    uint32_t node = 0;
+    float smin = t0, smax = t1;
     for (;;) {
-        const q_kd_node *n = &tree->nodes[s.node];
-        uint32_t axis = n->axis_index & 3u;
+        const q_kd_node *n = &nodes[node];
+        uint32_t ai = n->axis_index, axis = ai & 3u;
         if (axis != LEAF) {
-            uint32_t child = n->axis_index >> 2;
-            float lo_plane = n->u.splits[0] + Q_KD_EPSILON, hi_plane = n->u.splits[1] - Q_KD_EPSILON;
-            seg near, far;
-            bool has_near, has_far;
-            if (inv[axis] == 0.0f) {
-                /* Parallel to the planes: a child holds all of the segment or
-                 * none of it. */
-                near = (seg){child, s.tmin, s.tmax};
-                far = (seg){child + 1, s.tmin, s.tmax};
-                has_near = o[axis] <= lo_plane;
-                has_far = o[axis] >= hi_plane;
-            } else {
-                float tl = (lo_plane - o[axis]) * inv[axis], tr = (hi_plane - o[axis]) * inv[axis];
-                if (d[axis] > 0) { /* left is near: t <= tl; right: t >= tr */
-                    near = (seg){child, s.tmin, MINF(s.tmax, tl)};
-                    far = (seg){child + 1, MAXF(s.tmin, tr), s.tmax};
-                } else { /* right is near: t <= tr; left: t >= tl */
-                    near = (seg){child + 1, s.tmin, MINF(s.tmax, tr)};
-                    far = (seg){child, MAXF(s.tmin, tl), s.tmax};
-                }
-                has_near = near.tmin <= near.tmax;
-                has_far = far.tmin <= far.tmax;
-            }
-            if (has_near) {
-                if (has_far)
-                    stack[top++] = far;
-                s = near;
-                continue;
-            }
-            if (has_far) {
-                s = far;
+            uint32_t child = ai >> 2, s = sign[axis];
+            float oa = o[axis], ia = inv[axis], e = near_eps[axis];
+            float tn = (n->u.splits[s] + e - oa) * ia;     /* near child: t <= tn */
+            float tf = (n->u.splits[s ^ 1u] - e - oa) * ia; /* far child: t >= tf */
+            float near_max = tn < smax ? tn : smax;         /* NaN: smax */
+            float far_min = tf > smin ? tf : smin;          /* NaN: smin */
+            bool has_near = smin <= near_max, has_far = far_min <= smax;
+            /* Branch-free choice: the far segment is always written and
+             * kept only when both children are entered. */
+            stack[top] = (seg){child + (s ^ 1u), far_min, smax};
+            top += (int)(has_near & has_far);
+            if (has_near | has_far) {
+                node = child + (has_near ? s : s ^ 1u);
+                smin = has_near ? smin : far_min;
+                smax = has_near ? near_max : smax;
                 continue;
             }
         } else {
-            uint32_t count = n->axis_index >> 2;
+            uint32_t count = ai >> 2;
             for (uint32_t k = 0; k < count; k++) {
                 uint32_t tri = n->u.triangles[k];
-                vec3f a = vertex(mesh, tri, 0), b = vertex(mesh, tri, 1), c = vertex(mesh, tri, 2);
-                float t = q_ray_triangle(o, d, a.v, b.v, c.v);
-                if (t < 0 || t > tmax)
+                float v[9];
+                load_triangle(mesh, fmt, tri, v);
+                float t = ray_triangle(o, d, v, v + 3, v + 6);
+                if (t < 0 || t > limit)
                     continue;
-                if (closest) {
-                    if (t < *best_t || (t == *best_t && tri < *best_tri)) {
-                        *best_t = t;
-                        *best_tri = tri;
+                if (mode == MODE_CLOSEST) {
+                    if (t < limit || tri < best) {
+                        limit = t;
+                        best = tri;
                     }
                 } else if (!fn(ud, t, tri)) {
                     return;
                 }
             }
         }
-        do { /* next pending segment */
+        for (;;) { /* next pending segment */
             if (top == 0)
-                return;
-            s = stack[--top];
-        } while (closest && s.tmin > *best_t);
+                goto done;
+            top--;
+            if (mode != MODE_CLOSEST || stack[top].tmin <= limit)
+                break;
+        }
+        node = stack[top].node;
+        smin = stack[top].tmin;
+        smax = stack[top].tmax;
+        if (mode == MODE_CLOSEST && smax > limit)
+            smax = limit;
+    }
+done:
+    if (mode == MODE_CLOSEST) {
+        *best_t = limit;
+        *best_tri = best;
     }
 }
+
+#define TRAVERSE_FOR(name, mode)                                                                                     \
+    static void name(const q_kdtree *tree, const q_kd_mesh *mesh, const float o[3], const float d[3], float tmax,    \
+                     float *best_t, uint32_t *best_tri, q_kd_hit_fn fn, void *ud)                                    \
+    {                                                                                                                \
+        switch (mesh_format(mesh)) {                                                                                 \
+        case FMT_F32_I16:                                                                                            \
+            traverse_impl(tree, mesh, FMT_F32_I16, mode, o, d, tmax, best_t, best_tri, fn, ud);                      \
+            break;                                                                                                   \
+        case FMT_F32_I32:                                                                                            \
+            traverse_impl(tree, mesh, FMT_F32_I32, mode, o, d, tmax, best_t, best_tri, fn, ud);                      \
+            break;                                                                                                   \
+        case FMT_Q16_I16:                                                                                            \
+            traverse_impl(tree, mesh, FMT_Q16_I16, mode, o, d, tmax, best_t, best_tri, fn, ud);                      \
+            break;                                                                                                   \
+        default:                                                                                                     \
+            traverse_impl(tree, mesh, FMT_Q16_I32, mode, o, d, tmax, best_t, best_tri, fn, ud);                      \
+            break;                                                                                                   \
+        }                                                                                                            \
+    }
+TRAVERSE_FOR(traverse_closest, MODE_CLOSEST)
+TRAVERSE_FOR(traverse_any, MODE_ANY)
+TRAVERSE_FOR(traverse_all, MODE_ALL)
 
 bool q_kdtree_raycast(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
                       float tmax, float *t_out, uint32_t *triangle_out)
 {
     float best = INFINITY;
     uint32_t tri = UINT32_MAX;
-    traverse(tree, mesh, origin, dir, tmax, true, &best, &tri, NULL, NULL);
+    traverse_closest(tree, mesh, origin, dir, tmax, &best, &tri, NULL, NULL);
     if (tri == UINT32_MAX)
         return false;
     *t_out = best;
@@ -427,14 +507,14 @@ bool q_kdtree_raycast_any(const q_kdtree *tree, const q_kd_mesh *mesh, const flo
                           float tmax)
 {
     bool hit = false;
-    traverse(tree, mesh, origin, dir, tmax, false, NULL, NULL, stop_at_first, &hit);
+    traverse_any(tree, mesh, origin, dir, tmax, NULL, NULL, stop_at_first, &hit);
     return hit;
 }
 
 void q_kdtree_raycast_all(const q_kdtree *tree, const q_kd_mesh *mesh, const float origin[3], const float dir[3],
                           float tmax, q_kd_hit_fn fn, void *ud)
 {
-    traverse(tree, mesh, origin, dir, tmax, false, NULL, NULL, fn, ud);
+    traverse_all(tree, mesh, origin, dir, tmax, NULL, NULL, fn, ud);
 }
 
 size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const float min[3], const float max[3],
