@@ -87,4 +87,9 @@ const q_bp_entry *q_bp_find(const q_terrain_physics *p, int32_t cx, int32_t cy, 
 /* Computes the masks of one chunk from the terrain (broadphase.c). */
 bool q_bp_build_chunk(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, q_bp_masks *out);
 
+/* The cached solid (surface 0) or water (1) mesh of a chunk, built on
+ * demand (collide_terrain.c); NULL when out of memory. Valid only until the
+ * next call that may touch the cache (the cache array can move). */
+const q_chunk_mesh *q_tp_chunk_mesh(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, int surface);
+
 #endif

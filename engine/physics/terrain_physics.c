@@ -1003,3 +1003,9 @@ q_terrain_physics_stats q_terrain_physics_get_stats(q_terrain_physics *p)
         }
     return s;
 }
+
+const q_chunk_mesh *q_tp_chunk_mesh(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, int surface)
+{
+    q_cache_entry *e = cache_get(p, cx, cy, cz);
+    return e ? &e->surface[surface ? 1 : 0] : NULL;
+}

@@ -1,0 +1,981 @@
+/* Contact manifolds between colliders (collide.h), shared with the terrain
+ * narrowphase through collide_internal.h.
+ *
+ * Every convex collider is either a rounded core (sphere: a point, capsule: a
+ * segment, plus a radius) or a polytope (box, hull, and the terrain's
+ * triangles). Pairs:
+ *  - core vs core (sphere-sphere, sphere-capsule, capsule-capsule): closest
+ *    points of the core segments; parallel capsules get two points.
+ *  - core vs polytope (sphere-box, capsule-box, sphere/capsule-hull): GJK
+ *    distance between the core and the polytope while apart; SAT over the
+ *    polytope's faces (and edge x segment axes) when the core is inside. A
+ *    capsule lying on a face gets two points (segment clipped to the face).
+ *  - polytope vs polytope (box-box, box-hull, hull-hull): SAT over the faces
+ *    of both and the cross products of edge pairs; face axes are preferred
+ *    unless an edge axis separates clearly more. A face axis gives the
+ *    incident face clipped against the reference face's side planes (up to 4
+ *    points kept: deepest, then largest area), an edge axis one point.
+ * Feature ids: (reference face, incident face, clip feature) for faces,
+ * edge pair for edges, segment end for capsules: stable while the same
+ * features touch. No allocation: polygons are clipped in stack buffers
+ * (faces of more than Q_CLIP_MAX vertices are truncated). */
+#include "physics/collide_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define Q_CLIP_MAX 64
+
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+static void sub3(const double a[3], const double b[3], double o[3])
+{
+    o[0] = a[0] - b[0];
+    o[1] = a[1] - b[1];
+    o[2] = a[2] - b[2];
+}
+static void cross3(const double a[3], const double b[3], double o[3])
+{
+    double x = a[1] * b[2] - a[2] * b[1], y = a[2] * b[0] - a[0] * b[2], z = a[0] * b[1] - a[1] * b[0];
+    o[0] = x;
+    o[1] = y;
+    o[2] = z;
+}
+static double norm3(const double a[3]) { return sqrt(dot3(a, a)); }
+
+/* ---- polytopes ---- */
+
+static const int box_face_verts[6][4] = {
+    /* face 2a + (sign > 0): vertex index bit a set for +; CCW from outside */
+    {0, 4, 6, 2}, /* -x */
+    {1, 3, 7, 5}, /* +x */
+    {0, 1, 5, 4}, /* -y */
+    {2, 6, 7, 3}, /* +y */
+    {0, 2, 3, 1}, /* -z */
+    {4, 5, 7, 6}, /* +z */
+};
+static const int box_edges[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3},
+                                     {4, 6}, {5, 7}, {0, 4}, {1, 5}, {2, 6}, {3, 7}};
+
+void q_poly_from_collider(q_poly *p, const q_collider *s, const q_xform *x)
+{
+    memset(p, 0, sizeof *p);
+    p->s = s;
+    p->x = *x;
+    if (s->kind == Q_COLLIDER_BOX) {
+        for (int i = 0; i < 8; i++) {
+            double l[3] = {(i & 1) ? s->half[0] : -s->half[0], (i & 2) ? s->half[1] : -s->half[1],
+                           (i & 4) ? s->half[2] : -s->half[2]};
+            q_xform_point(x, l, p->bv[i]);
+        }
+        for (int a = 0; a < 3; a++) {
+            double e[3] = {a == 0, a == 1, a == 2};
+            q_xform_vector(x, e, p->baxis[a]);
+        }
+        p->nf = 6;
+        p->ne = 12;
+    } else {
+        p->nf = s->hull->face_count;
+        p->ne = s->hull->edge_count;
+    }
+}
+
+void q_poly_from_triangle(q_poly *p, const double a[3], const double b[3], const double c[3])
+{
+    memset(p, 0, sizeof *p);
+    memcpy(p->bv[0], a, 3 * sizeof(double));
+    memcpy(p->bv[1], b, 3 * sizeof(double));
+    memcpy(p->bv[2], c, 3 * sizeof(double));
+    double e1[3], e2[3];
+    sub3(b, a, e1);
+    sub3(c, a, e2);
+    cross3(e1, e2, p->tn);
+    double l = norm3(p->tn);
+    for (int k = 0; k < 3; k++)
+        p->tn[k] = l > 0 ? p->tn[k] / l : (k == 1);
+    p->nf = 1;
+    p->ne = 3;
+}
+
+static void poly_support(const q_poly *p, const double d[3], double out[3])
+{
+    if (p->s && p->s->kind == Q_COLLIDER_HULL) {
+        q_collider_support(p->s, &p->x, d, out);
+        return;
+    }
+    int n = p->s ? 8 : 3, best = 0;
+    double bd = dot3(p->bv[0], d);
+    for (int i = 1; i < n; i++) {
+        double v = dot3(p->bv[i], d);
+        if (v > bd) {
+            bd = v;
+            best = i;
+        }
+    }
+    memcpy(out, p->bv[best], 3 * sizeof(double));
+}
+
+static double poly_max(const q_poly *p, const double d[3])
+{
+    double o[3];
+    poly_support(p, d, o);
+    return dot3(o, d);
+}
+
+static double poly_min(const q_poly *p, const double d[3])
+{
+    double nd[3] = {-d[0], -d[1], -d[2]}, o[3];
+    poly_support(p, nd, o);
+    return dot3(o, d);
+}
+
+/* World plane of face f: outward unit normal n, offset d. */
+static void poly_face_plane(const q_poly *p, uint32_t f, double n[3], double *d)
+{
+    if (!p->s) {
+        memcpy(n, p->tn, 3 * sizeof(double));
+        *d = dot3(n, p->bv[0]);
+    } else if (p->s->kind == Q_COLLIDER_BOX) {
+        int a = (int)f / 2;
+        double sg = (f & 1) ? 1 : -1;
+        for (int k = 0; k < 3; k++)
+            n[k] = sg * p->baxis[a][k];
+        *d = dot3(n, p->x.p) + p->s->half[a];
+    } else {
+        const double *pl = p->s->hull->planes + 4 * f;
+        q_xform_vector(&p->x, pl, n);
+        *d = pl[3] + dot3(n, p->x.p);
+    }
+}
+
+/* World polygon of face f (CCW seen from outside); returns the count. */
+static int poly_face_polygon(const q_poly *p, uint32_t f, double (*out)[3], int cap)
+{
+    if (!p->s) {
+        for (int i = 0; i < 3; i++)
+            memcpy(out[i], p->bv[i], 3 * sizeof(double));
+        return 3;
+    }
+    if (p->s->kind == Q_COLLIDER_BOX) {
+        for (int i = 0; i < 4; i++)
+            memcpy(out[i], p->bv[box_face_verts[f][i]], 3 * sizeof(double));
+        return 4;
+    }
+    const q_hull_data *h = p->s->hull;
+    uint32_t s0 = h->face_start[f], c = h->face_start[f + 1] - s0;
+    if ((int)c > cap)
+        c = (uint32_t)cap;
+    for (uint32_t i = 0; i < c; i++)
+        q_xform_point(&p->x, h->vertices + 3 * h->face_vertices[s0 + i], out[i]);
+    return (int)c;
+}
+
+static void poly_edge(const q_poly *p, uint32_t e, double a[3], double b[3])
+{
+    if (!p->s) {
+        memcpy(a, p->bv[e], 3 * sizeof(double));
+        memcpy(b, p->bv[(e + 1) % 3], 3 * sizeof(double));
+    } else if (p->s->kind == Q_COLLIDER_BOX) {
+        memcpy(a, p->bv[box_edges[e][0]], 3 * sizeof(double));
+        memcpy(b, p->bv[box_edges[e][1]], 3 * sizeof(double));
+    } else {
+        const q_hull_data *h = p->s->hull;
+        q_xform_point(&p->x, h->vertices + 3 * h->edges[2 * e], a);
+        q_xform_point(&p->x, h->vertices + 3 * h->edges[2 * e + 1], b);
+    }
+}
+
+static void poly_center(const q_poly *p, double c[3])
+{
+    if (p->s) {
+        double l[3] = {(p->s->min[0] + p->s->max[0]) / 2, (p->s->min[1] + p->s->max[1]) / 2,
+                       (p->s->min[2] + p->s->max[2]) / 2};
+        q_xform_point(&p->x, l, c);
+    } else
+        for (int k = 0; k < 3; k++)
+            c[k] = (p->bv[0][k] + p->bv[1][k] + p->bv[2][k]) / 3;
+}
+
+/* ---- manifold helpers ---- */
+
+static void add_point(q_manifold *m, const double pos[3], double sep, uint32_t id, q_contact_point *buf, int *n,
+                      int cap)
+{
+    (void)m;
+    if (*n >= cap)
+        return;
+    memcpy(buf[*n].position, pos, 3 * sizeof(double));
+    buf[*n].separation = sep;
+    buf[*n].id = id;
+    (*n)++;
+}
+
+/* Keeps at most 4 of n points: the deepest, the farthest from it, then the
+ * points that make the largest triangle and quadrilateral. */
+void q_reduce_points(const double normal[3], q_contact_point *pts, int n, q_manifold *m)
+{
+    if (n <= Q_MANIFOLD_POINTS) {
+        for (int i = 0; i < n; i++)
+            m->points[i] = pts[i];
+        m->count = (uint32_t)n;
+        return;
+    }
+    int a = 0;
+    for (int i = 1; i < n; i++)
+        if (pts[i].separation < pts[a].separation)
+            a = i;
+    int b = -1;
+    double best = -1;
+    for (int i = 0; i < n; i++) {
+        double d[3];
+        sub3(pts[i].position, pts[a].position, d);
+        if (i != a && dot3(d, d) > best) {
+            best = dot3(d, d);
+            b = i;
+        }
+    }
+    int c = -1;
+    best = -1;
+    for (int i = 0; i < n; i++) {
+        if (i == a || i == b)
+            continue;
+        double e1[3], e2[3], x[3];
+        sub3(pts[b].position, pts[a].position, e1);
+        sub3(pts[i].position, pts[a].position, e2);
+        cross3(e1, e2, x);
+        double ar = fabs(dot3(x, normal));
+        if (ar > best) {
+            best = ar;
+            c = i;
+        }
+    }
+    /* fourth: the point adding the most area on the far side of a triangle edge */
+    int d = -1;
+    best = -1;
+    int tri[3] = {a, b, c};
+    for (int i = 0; i < n; i++) {
+        if (i == a || i == b || i == c)
+            continue;
+        for (int e = 0; e < 3; e++) {
+            const double *p0 = pts[tri[e]].position, *p1 = pts[tri[(e + 1) % 3]].position;
+            double e1[3], e2[3], x[3];
+            sub3(p1, p0, e1);
+            sub3(pts[i].position, p0, e2);
+            cross3(e1, e2, x);
+            /* triangle (a,b,c) orientation about the normal */
+            double t1[3], t2[3], tx[3];
+            sub3(pts[b].position, pts[a].position, t1);
+            sub3(pts[c].position, pts[a].position, t2);
+            cross3(t1, t2, tx);
+            double sign = dot3(tx, normal) >= 0 ? -1 : 1;
+            double ar = sign * dot3(x, normal);
+            if (ar > best) {
+                best = ar;
+                d = i;
+            }
+        }
+    }
+    m->points[0] = pts[a];
+    m->points[1] = pts[b];
+    m->points[2] = pts[c];
+    m->count = 3;
+    if (d >= 0 && best > 0)
+        m->points[m->count++] = pts[d];
+}
+
+/* ---- segments ---- */
+
+/* Closest points between segments p1q1 and p2q2: parameters s, t. */
+static void segment_closest(const double p1[3], const double q1[3], const double p2[3], const double q2[3],
+                            double *s_out, double *t_out)
+{
+    double d1[3], d2[3], r[3];
+    sub3(q1, p1, d1);
+    sub3(q2, p2, d2);
+    sub3(p1, p2, r);
+    double a = dot3(d1, d1), e = dot3(d2, d2), f = dot3(d2, r), s, t;
+    if (a <= 1e-300 && e <= 1e-300) {
+        *s_out = *t_out = 0;
+        return;
+    }
+    if (a <= 1e-300) {
+        s = 0;
+        t = fmin(1, fmax(0, f / e));
+    } else {
+        double c = dot3(d1, r);
+        if (e <= 1e-300) {
+            t = 0;
+            s = fmin(1, fmax(0, -c / a));
+        } else {
+            double b = dot3(d1, d2), den = a * e - b * b;
+            s = den > 1e-14 * a * e ? fmin(1, fmax(0, (b * f - c * e) / den)) : 0;
+            t = (b * s + f) / e;
+            if (t < 0) {
+                t = 0;
+                s = fmin(1, fmax(0, -c / a));
+            } else if (t > 1) {
+                t = 1;
+                s = fmin(1, fmax(0, (b - c) / a));
+            }
+        }
+    }
+    *s_out = s;
+    *t_out = t;
+}
+
+static void lerp3(const double a[3], const double b[3], double t, double o[3])
+{
+    for (int k = 0; k < 3; k++)
+        o[k] = a[k] + (b[k] - a[k]) * t;
+}
+
+static void any_perpendicular(const double d[3], double o[3])
+{
+    double t[3] = {0, 1, 0};
+    if (fabs(d[1]) > 0.9 * norm3(d)) {
+        t[0] = 1;
+        t[1] = 0;
+    }
+    cross3(d, t, o);
+    double l = norm3(o);
+    for (int k = 0; k < 3; k++)
+        o[k] = l > 0 ? o[k] / l : (k == 1);
+}
+
+/* ---- core vs core ---- */
+
+static int core_core(const q_convex *a, const q_convex *b, double margin, q_manifold *m)
+{
+    const double *p1 = a->pts[0], *q1 = a->n > 1 ? a->pts[1] : a->pts[0];
+    const double *p2 = b->pts[0], *q2 = b->n > 1 ? b->pts[1] : b->pts[0];
+    double s, t, ca[3], cb[3], d[3];
+    segment_closest(p1, q1, p2, q2, &s, &t);
+    lerp3(p1, q1, s, ca);
+    lerp3(p2, q2, t, cb);
+    sub3(cb, ca, d);
+    double dist = norm3(d), r = a->radius + b->radius;
+    if (dist - r > margin)
+        return 0;
+    double n[3];
+    if (dist > 1e-12 * fmax(1, r))
+        for (int k = 0; k < 3; k++)
+            n[k] = d[k] / dist;
+    else {
+        double da[3], db[3];
+        sub3(q1, p1, da);
+        sub3(q2, p2, db);
+        cross3(da, db, n);
+        double l = norm3(n);
+        if (l > 1e-12)
+            for (int k = 0; k < 3; k++)
+                n[k] /= l;
+        else if (norm3(da) > 0)
+            any_perpendicular(da, n);
+        else if (norm3(db) > 0)
+            any_perpendicular(db, n);
+        else
+            n[0] = 0, n[1] = 1, n[2] = 0;
+    }
+    memcpy(m->normal, n, sizeof n);
+    m->count = 0;
+    /* two points for parallel capsules */
+    if (a->n > 1 && b->n > 1) {
+        double da[3], db[3], x[3];
+        sub3(q1, p1, da);
+        sub3(q2, p2, db);
+        cross3(da, db, x);
+        double la = norm3(da), lb = norm3(db);
+        if (norm3(x) < 0.02 * la * lb) {
+            /* project b's ends on a's line, clip to a's extent */
+            double t0 = dot3((double[3]){p2[0] - p1[0], p2[1] - p1[1], p2[2] - p1[2]}, da) / (la * la);
+            double t1 = dot3((double[3]){q2[0] - p1[0], q2[1] - p1[1], q2[2] - p1[2]}, da) / (la * la);
+            double lo = fmax(0, fmin(t0, t1)), hi = fmin(1, fmax(t0, t1));
+            if (hi - lo > 1e-6) {
+                for (int e = 0; e < 2; e++) {
+                    double sa = e ? hi : lo, pa[3], pb[3], u, v;
+                    lerp3(p1, q1, sa, pa);
+                    /* closest on b to pa */
+                    segment_closest(pa, pa, p2, q2, &u, &v);
+                    lerp3(p2, q2, v, pb);
+                    double sep = dot3((double[3]){pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]}, n) - r;
+                    if (sep > margin)
+                        continue;
+                    q_contact_point *cp = &m->points[m->count++];
+                    for (int k = 0; k < 3; k++)
+                        cp->position[k] = pa[k] + n[k] * (a->radius + sep / 2);
+                    cp->separation = sep;
+                    cp->id = 0x10u + (uint32_t)e;
+                }
+                if (m->count > 0)
+                    return 1;
+            }
+        }
+    }
+    q_contact_point *cp = &m->points[0];
+    double sep = dist - r;
+    for (int k = 0; k < 3; k++)
+        cp->position[k] = ca[k] + n[k] * (a->radius + sep / 2);
+    cp->separation = sep;
+    cp->id = (s <= 0 ? 1u : s >= 1 ? 2u : 0u) | (t <= 0 ? 4u : t >= 1 ? 8u : 0u);
+    m->count = 1;
+    return 1;
+}
+
+/* ---- core vs polytope ---- */
+
+/* Clips segment [a, b] against the side planes of polygon poly (normal n);
+ * false when nothing is left. */
+static bool clip_segment_to_face(const double (*poly)[3], int np, const double n[3], double a[3], double b[3])
+{
+    double ta = 0, tb = 1, d[3];
+    sub3(b, a, d);
+    for (int i = 0; i < np; i++) {
+        double e[3], sn[3];
+        sub3(poly[(i + 1) % np], poly[i], e);
+        cross3(e, n, sn);
+        double off = dot3(sn, poly[i]);
+        double da = dot3(sn, a) - off, dd = dot3(sn, d);
+        /* keep where da + t dd <= 0 */
+        if (dd == 0) {
+            if (da > 0)
+                return false;
+            continue;
+        }
+        double t = -da / dd;
+        if (dd > 0)
+            tb = fmin(tb, t);
+        else
+            ta = fmax(ta, t);
+        if (ta > tb)
+            return false;
+    }
+    double a2[3], b2[3];
+    lerp3(a, b, ta, a2);
+    lerp3(a, b, tb, b2);
+    memcpy(a, a2, sizeof a2);
+    memcpy(b, b2, sizeof b2);
+    return true;
+}
+
+/* Core C against polytope P; the manifold normal points from P to C.
+ * flags: Q_NP_ONE_SIDED (P is a one-sided triangle: no axis below its
+ * face), Q_NP_FACE_ONLY (use P's face 0 as the axis). */
+int q_core_poly(const q_poly *p, const q_convex *c, double margin, unsigned flags, q_manifold *m)
+{
+    double n[3], sep_best = -INFINITY;
+    int face = -1;
+    bool have_axis = false;
+    m->count = 0;
+    if (!(flags & Q_NP_FACE_ONLY)) {
+        q_convex pc;
+        pc.s = p->s;
+        pc.x = p->x;
+        pc.n = 3;
+        pc.radius = 0;
+        if (!p->s)
+            memcpy(pc.pts, p->bv, 3 * sizeof pc.pts[0]);
+        double pp[3], pcore[3];
+        double dist = q_gjk_core(&pc, c, pp, pcore);
+        if (dist > 0) {
+            if (dist - c->radius > margin)
+                return 0;
+            double d[3];
+            sub3(pcore, pp, d);
+            for (int k = 0; k < 3; k++)
+                n[k] = d[k] / dist;
+            if ((flags & Q_NP_ONE_SIDED) && dot3(n, p->tn) < 0)
+                goto faces; /* below a one-sided triangle: push along its face */
+            sep_best = dist - c->radius;
+            have_axis = true;
+            /* a face almost aligned with n? then use it (two points for capsules) */
+            for (uint32_t f = 0; f < p->nf; f++) {
+                double fn[3], fd;
+                poly_face_plane(p, f, fn, &fd);
+                if (dot3(fn, n) > 0.9999) {
+                    face = (int)f;
+                    break;
+                }
+            }
+            if (face < 0 || c->n < 2) {
+                if (face >= 0 && c->n < 2) {
+                    /* sphere on a face: normal is the face's */
+                    double fn[3], fd;
+                    poly_face_plane(p, (uint32_t)face, fn, &fd);
+                    memcpy(n, fn, sizeof fn);
+                }
+                memcpy(m->normal, n, sizeof n);
+                q_contact_point *cp = &m->points[0];
+                for (int k = 0; k < 3; k++)
+                    cp->position[k] = pp[k] + n[k] * sep_best / 2;
+                cp->separation = sep_best;
+                cp->id = face >= 0 ? (uint32_t)face << 8 : 0xff00u;
+                m->count = 1;
+                return 1;
+            }
+            goto face_points;
+        }
+    }
+faces:
+    /* core inside (or forced): SAT over P's faces, edges x segment */
+    for (uint32_t f = 0; f < p->nf; f++) {
+        if ((flags & Q_NP_FACE_ONLY) && f > 0)
+            break;
+        double fn[3], fd;
+        poly_face_plane(p, f, fn, &fd);
+        double lo = INFINITY;
+        for (int i = 0; i < c->n; i++)
+            lo = fmin(lo, dot3(fn, c->pts[i]));
+        double sep = lo - fd - c->radius;
+        if (!have_axis || sep > sep_best) {
+            sep_best = sep;
+            memcpy(n, fn, sizeof fn);
+            face = (int)f;
+            have_axis = true;
+        }
+    }
+    int edge = -1;
+    if (c->n > 1 && !(flags & Q_NP_FACE_ONLY)) {
+        double sd[3], pc[3];
+        sub3(c->pts[1], c->pts[0], sd);
+        poly_center(p, pc);
+        for (uint32_t e = 0; e < p->ne; e++) {
+            double ea[3], eb[3], ed[3], L[3];
+            poly_edge(p, e, ea, eb);
+            sub3(eb, ea, ed);
+            cross3(ed, sd, L);
+            double l = norm3(L);
+            if (l < 1e-9 * norm3(ed) * norm3(sd))
+                continue;
+            for (int k = 0; k < 3; k++)
+                L[k] /= l;
+            double mid[3] = {(c->pts[0][0] + c->pts[1][0]) / 2 - pc[0], (c->pts[0][1] + c->pts[1][1]) / 2 - pc[1],
+                             (c->pts[0][2] + c->pts[1][2]) / 2 - pc[2]};
+            if (dot3(L, mid) < 0)
+                for (int k = 0; k < 3; k++)
+                    L[k] = -L[k];
+            if ((flags & Q_NP_ONE_SIDED) && dot3(L, p->tn) < 0)
+                continue;
+            double lo = fmin(dot3(L, c->pts[0]), dot3(L, c->pts[1]));
+            double sep = lo - poly_max(p, L) - c->radius;
+            if (sep > sep_best + 1e-9) {
+                sep_best = sep;
+                memcpy(n, L, sizeof L);
+                edge = (int)e;
+            }
+        }
+    }
+    if (sep_best > margin)
+        return 0;
+    if (edge >= 0) {
+        double ea[3], eb[3], s, t, x[3], y[3];
+        poly_edge(p, (uint32_t)edge, ea, eb);
+        segment_closest(ea, eb, c->pts[0], c->pts[1], &s, &t);
+        lerp3(ea, eb, s, x);
+        lerp3(c->pts[0], c->pts[1], t, y);
+        memcpy(m->normal, n, sizeof n);
+        q_contact_point *cp = &m->points[0];
+        for (int k = 0; k < 3; k++)
+            cp->position[k] = x[k] + n[k] * sep_best / 2;
+        cp->separation = sep_best;
+        cp->id = 0x10000u | (uint32_t)edge;
+        m->count = 1;
+        return 1;
+    }
+face_points:;
+    double fn[3], fd, poly[Q_CLIP_MAX][3];
+    poly_face_plane(p, (uint32_t)face, fn, &fd);
+    memcpy(m->normal, fn, sizeof fn);
+    int np = poly_face_polygon(p, (uint32_t)face, poly, Q_CLIP_MAX);
+    double a[3], b[3];
+    memcpy(a, c->pts[0], sizeof a);
+    memcpy(b, c->pts[c->n > 1 ? 1 : 0], sizeof b);
+    bool inside = clip_segment_to_face((const double(*)[3])poly, np, fn, a, b);
+    if (!inside) {
+        /* the core does not project on the face: use its deepest point */
+        if (flags & Q_NP_CLIP_STRICT)
+            return 0;
+        memcpy(a, dot3(c->pts[0], fn) <= dot3(b, fn) ? c->pts[0] : b, sizeof a);
+        memcpy(b, a, sizeof a);
+    }
+    int cnt = (c->n > 1 && (a[0] != b[0] || a[1] != b[1] || a[2] != b[2])) ? 2 : 1;
+    for (int e = 0; e < cnt; e++) {
+        const double *q = e ? b : a;
+        double sep = dot3(fn, q) - fd - c->radius;
+        if (sep > margin)
+            continue;
+        q_contact_point *cp = &m->points[m->count++];
+        for (int k = 0; k < 3; k++)
+            cp->position[k] = q[k] - fn[k] * (c->radius + sep / 2);
+        cp->separation = sep;
+        cp->id = (uint32_t)face << 8 | (uint32_t)e;
+    }
+    return m->count > 0;
+}
+
+/* ---- polytope vs polytope ---- */
+
+static int clip_polygon(const double (*in)[3], const int *fin, int n, const double pn[3], double pd,
+                        double (*out)[3], int *fout, int plane_id)
+{
+    int k = 0;
+    for (int i = 0; i < n && k < Q_CLIP_MAX; i++) {
+        const double *a = in[i], *b = in[(i + 1) % n];
+        double da = dot3(pn, a) - pd, db = dot3(pn, b) - pd;
+        if (da <= 0) {
+            memcpy(out[k], a, 3 * sizeof(double));
+            fout[k++] = fin[i];
+        }
+        if ((da < 0 && db > 0) || (da > 0 && db < 0)) {
+            if (k >= Q_CLIP_MAX)
+                break;
+            lerp3(a, b, da / (da - db), out[k]);
+            fout[k++] = 1024 + ((plane_id & 31) << 5) + (i & 31);
+        }
+    }
+    return k;
+}
+
+/* Contacts with ref's face rf as reference and inc's most anti-parallel
+ * face as incident; n is rf's outward normal; points are reported with the
+ * given normal sign (flip: ref is B). */
+static int face_contact(const q_poly *ref, uint32_t rf, const q_poly *inc, double margin, bool flip, q_manifold *m)
+{
+    double n[3], d;
+    poly_face_plane(ref, rf, n, &d);
+    uint32_t inf = 0;
+    double lo = INFINITY;
+    for (uint32_t f = 0; f < inc->nf; f++) {
+        double fn[3], fd;
+        poly_face_plane(inc, f, fn, &fd);
+        if (dot3(fn, n) < lo) {
+            lo = dot3(fn, n);
+            inf = f;
+        }
+    }
+    double ra[Q_CLIP_MAX][3], bufa[Q_CLIP_MAX][3], bufb[Q_CLIP_MAX][3];
+    int fa[Q_CLIP_MAX], fb[Q_CLIP_MAX];
+    int nr = poly_face_polygon(ref, rf, ra, Q_CLIP_MAX);
+    int ni = poly_face_polygon(inc, inf, bufa, Q_CLIP_MAX);
+    for (int i = 0; i < ni; i++)
+        fa[i] = i;
+    double (*cur)[3] = bufa, (*nxt)[3] = bufb;
+    int *fc = fa, *fx = fb;
+    for (int i = 0; i < nr && ni > 0; i++) {
+        double e[3], sn[3];
+        sub3(ra[(i + 1) % nr], ra[i], e);
+        cross3(e, n, sn);
+        double l = norm3(sn);
+        if (l == 0)
+            continue;
+        for (int k = 0; k < 3; k++)
+            sn[k] /= l;
+        ni = clip_polygon((const double(*)[3])cur, fc, ni, sn, dot3(sn, ra[i]), nxt, fx, i);
+        double (*t)[3] = cur;
+        cur = nxt;
+        nxt = t;
+        int *tf = fc;
+        fc = fx;
+        fx = tf;
+    }
+    q_contact_point pts[Q_CLIP_MAX];
+    int np = 0;
+    for (int i = 0; i < ni; i++) {
+        double sep = dot3(n, cur[i]) - d;
+        if (sep > margin)
+            continue;
+        double pos[3];
+        for (int k = 0; k < 3; k++)
+            pos[k] = cur[i][k] - n[k] * sep / 2;
+        uint32_t id = (flip ? 0x80000000u : 0) | (rf & 0x3ffu) << 21 | (inf & 0x3ffu) << 11 | ((uint32_t)fc[i] & 0x7ffu);
+        add_point(m, pos, sep, id, pts, &np, Q_CLIP_MAX);
+    }
+    if (np == 0)
+        return 0;
+    double nn[3] = {flip ? -n[0] : n[0], flip ? -n[1] : n[1], flip ? -n[2] : n[2]};
+    memcpy(m->normal, nn, sizeof nn);
+    q_reduce_points(n, pts, np, m);
+    return 1;
+}
+
+/* Supporting edge of p parallel to dir, farthest along L. */
+static void support_edge(const q_poly *p, const double dir[3], const double L[3], double a[3], double b[3])
+{
+    double best = -INFINITY;
+    double ld = norm3(dir);
+    for (uint32_t e = 0; e < p->ne; e++) {
+        double ea[3], eb[3], ed[3], x[3];
+        poly_edge(p, e, ea, eb);
+        sub3(eb, ea, ed);
+        cross3(ed, dir, x);
+        if (norm3(x) > 1e-6 * norm3(ed) * ld)
+            continue;
+        double v = dot3(ea, L) + dot3(eb, L);
+        if (v > best) {
+            best = v;
+            memcpy(a, ea, 3 * sizeof(double));
+            memcpy(b, eb, 3 * sizeof(double));
+        }
+    }
+}
+
+int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags, q_manifold *m)
+{
+    m->count = 0;
+    double ca[3], cb[3], cd[3];
+    poly_center(a, ca);
+    poly_center(b, cb);
+    sub3(cb, ca, cd);
+    /* faces of A */
+    double sa = -INFINITY, sb = -INFINITY, se = -INFINITY;
+    uint32_t fa = 0, fb = 0;
+    for (uint32_t f = 0; f < a->nf; f++) {
+        double n[3], d;
+        poly_face_plane(a, f, n, &d);
+        double sep = poly_min(b, n) - d;
+        if (sep > sa) {
+            sa = sep;
+            fa = f;
+        }
+        if (sep > margin)
+            return 0;
+    }
+    if (flags & Q_NP_FACE_ONLY)
+        return face_contact(a, 0, b, margin, false, m);
+    for (uint32_t f = 0; f < b->nf; f++) {
+        double n[3], d;
+        poly_face_plane(b, f, n, &d);
+        if ((flags & Q_NP_ONE_SIDED) && dot3(n, a->tn) > 0)
+            continue; /* axis from A to B is -n: must not point below A's face */
+        double sep = poly_min(a, n) - d;
+        if (sep > sb) {
+            sb = sep;
+            fb = f;
+        }
+        if (sep > margin)
+            return 0;
+    }
+    double ebest[3] = {0, 0, 0}, eda[3] = {0, 0, 0}, edb[3] = {0, 0, 0};
+    uint32_t eia = 0, eib = 0;
+    for (uint32_t i = 0; i < a->ne; i++) {
+        double a0[3], a1[3], da[3];
+        poly_edge(a, i, a0, a1);
+        sub3(a1, a0, da);
+        /* boxes: only the 3 distinct directions */
+        if (a->s && a->s->kind == Q_COLLIDER_BOX && (i % 4) != 0)
+            continue;
+        for (uint32_t j = 0; j < b->ne; j++) {
+            if (b->s && b->s->kind == Q_COLLIDER_BOX && (j % 4) != 0)
+                continue;
+            double b0[3], b1[3], db[3], L[3];
+            poly_edge(b, j, b0, b1);
+            sub3(b1, b0, db);
+            cross3(da, db, L);
+            double l = norm3(L);
+            if (l < 1e-6 * norm3(da) * norm3(db))
+                continue;
+            for (int k = 0; k < 3; k++)
+                L[k] /= l;
+            if (dot3(L, cd) < 0)
+                for (int k = 0; k < 3; k++)
+                    L[k] = -L[k];
+            if ((flags & Q_NP_ONE_SIDED) && dot3(L, a->tn) < 0)
+                continue;
+            double sep = poly_min(b, L) - poly_max(a, L);
+            if (sep > margin)
+                return 0;
+            if (sep > se) {
+                se = sep;
+                memcpy(ebest, L, sizeof L);
+                memcpy(eda, da, sizeof da);
+                memcpy(edb, db, sizeof db);
+                eia = i;
+                eib = j;
+            }
+        }
+    }
+    /* prefer faces: an edge axis must separate clearly more */
+    double tol = 1e-3 * fmax(1e-3, fmin(norm3(cd), 1.0)), face_sep = fmax(sa, sb);
+    if (se > face_sep + tol) {
+        double a0[3], a1[3], b0[3], b1[3], nl[3] = {-ebest[0], -ebest[1], -ebest[2]}, s, t, x[3], y[3];
+        support_edge(a, eda, ebest, a0, a1);
+        support_edge(b, edb, nl, b0, b1);
+        segment_closest(a0, a1, b0, b1, &s, &t);
+        lerp3(a0, a1, s, x);
+        lerp3(b0, b1, t, y);
+        memcpy(m->normal, ebest, sizeof ebest);
+        q_contact_point *cp = &m->points[0];
+        for (int k = 0; k < 3; k++)
+            cp->position[k] = (x[k] + y[k]) / 2;
+        cp->separation = se;
+        cp->id = 0x40000000u | (eia & 0x7fffu) << 15 | (eib & 0x7fffu);
+        m->count = 1;
+        return 1;
+    }
+    if (sb > sa + tol)
+        return face_contact(b, fb, a, margin, true, m);
+    return face_contact(a, fa, b, margin, false, m);
+}
+
+/* ---- convex pair dispatch ---- */
+
+static bool is_core(const q_collider *s) { return s->kind == Q_COLLIDER_SPHERE || s->kind == Q_COLLIDER_CAPSULE; }
+
+static void flip_manifold(q_manifold *m)
+{
+    for (int k = 0; k < 3; k++)
+        m->normal[k] = -m->normal[k];
+}
+
+static int convex_pair(const q_collider *a, const q_xform *ta, const q_collider *b, const q_xform *tb, double margin,
+                       q_manifold *m)
+{
+    m->count = 0;
+    if (is_core(a) && is_core(b)) {
+        q_convex ca, cb;
+        q_convex_from_collider(&ca, a, ta);
+        q_convex_from_collider(&cb, b, tb);
+        return core_core(&ca, &cb, margin, m);
+    }
+    if (is_core(a) || is_core(b)) {
+        bool swap = is_core(a);
+        const q_collider *ps = swap ? b : a, *cs = swap ? a : b;
+        q_poly p;
+        q_convex c;
+        q_poly_from_collider(&p, ps, swap ? tb : ta);
+        q_convex_from_collider(&c, cs, swap ? ta : tb);
+        int r = q_core_poly(&p, &c, margin, 0, m);
+        if (r && swap)
+            flip_manifold(m);
+        return r;
+    }
+    q_poly pa, pb;
+    q_poly_from_collider(&pa, a, ta);
+    q_poly_from_collider(&pb, b, tb);
+    return q_poly_poly(&pa, &pb, margin, 0, m);
+}
+
+static bool bounds_overlap(const q_collider *a, const q_xform *ta, const q_collider *b, const q_xform *tb,
+                           double margin)
+{
+    double amin[3], amax[3], bmin[3], bmax[3];
+    q_collider_bounds(a, ta, amin, amax);
+    q_collider_bounds(b, tb, bmin, bmax);
+    for (int k = 0; k < 3; k++)
+        if (amin[k] > bmax[k] + margin || bmin[k] > amax[k] + margin)
+            return false;
+    return true;
+}
+
+int q_collide_shapes(const q_collider *a, const q_xform *ta, const q_collider *b, const q_xform *tb, double margin,
+                     q_manifold *out, int cap)
+{
+    if (cap <= 0)
+        return 0;
+    if (a->kind != Q_COLLIDER_COMPOUND && b->kind != Q_COLLIDER_COMPOUND) {
+        out[0].key = 0;
+        return convex_pair(a, ta, b, tb, margin, &out[0]) ? 1 : 0;
+    }
+    uint32_t na = a->kind == Q_COLLIDER_COMPOUND ? a->part_count : 1;
+    uint32_t nb = b->kind == Q_COLLIDER_COMPOUND ? b->part_count : 1;
+    int n = 0;
+    for (uint32_t i = 0; i < na && n < cap; i++) {
+        const q_collider *sa = a->kind == Q_COLLIDER_COMPOUND ? a->parts[i].shape : a;
+        q_xform xa = a->kind == Q_COLLIDER_COMPOUND ? q_xform_mul(ta, &a->parts[i].local) : *ta;
+        if (nb > 1 && !bounds_overlap(sa, &xa, b, tb, margin))
+            continue;
+        for (uint32_t j = 0; j < nb && n < cap; j++) {
+            const q_collider *sb = b->kind == Q_COLLIDER_COMPOUND ? b->parts[j].shape : b;
+            q_xform xb = b->kind == Q_COLLIDER_COMPOUND ? q_xform_mul(tb, &b->parts[j].local) : *tb;
+            if ((na > 1 || nb > 1) && !bounds_overlap(sa, &xa, sb, &xb, margin))
+                continue;
+            if (convex_pair(sa, &xa, sb, &xb, margin, &out[n])) {
+                out[n].key = i << 16 | j;
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+/* ---- shape casts ---- */
+
+/* Conservative advancement of convex A (moving by delta) against convex B:
+ * distances from q_gjk_core minus the radii. */
+bool q_cast_convex(const q_convex *a0, const double delta[3], const q_convex *b, double tol, q_cast_hit *hit)
+{
+    q_convex a = *a0;
+    double r = a.radius + b->radius, t = 0, len = norm3(delta);
+    for (int iter = 0; iter < 64; iter++) {
+        double pa[3], pb[3];
+        double d = q_gjk_core(&a, b, pa, pb);
+        double gap = d - r;
+        if (gap <= tol) {
+            double n[3];
+            if (d > 0)
+                for (int k = 0; k < 3; k++)
+                    n[k] = (pa[k] - pb[k]) / d;
+            else if (len > 0)
+                for (int k = 0; k < 3; k++)
+                    n[k] = -delta[k] / len;
+            else
+                n[0] = 0, n[1] = 1, n[2] = 0;
+            hit->fraction = t;
+            for (int k = 0; k < 3; k++) {
+                hit->normal[k] = n[k];
+                hit->position[k] = pb[k] + n[k] * b->radius;
+            }
+            if (d == 0 && t == 0)
+                memcpy(hit->position, a.s ? a.x.p : a.pts[0], 3 * sizeof(double));
+            return true;
+        }
+        double n[3] = {(pb[0] - pa[0]) / d, (pb[1] - pa[1]) / d, (pb[2] - pa[2]) / d};
+        double speed = dot3(delta, n);
+        if (speed <= 1e-12 * len)
+            return false;
+        double dt = gap / speed;
+        t += dt;
+        if (t > 1)
+            return false;
+        for (int k = 0; k < 3; k++) {
+            a.x.p[k] = a0->x.p[k] + delta[k] * t;
+            for (int i = 0; i < a0->n; i++)
+                a.pts[i][k] = a0->pts[i][k] + delta[k] * t;
+        }
+    }
+    return false;
+}
+
+static bool cast_convex_colliders(const q_collider *s, const q_xform *from, const double delta[3],
+                                  const q_collider *target, const q_xform *tx, q_cast_hit *hit)
+{
+    q_convex a, b;
+    q_convex_from_collider(&a, s, from);
+    q_convex_from_collider(&b, target, tx);
+    double size = fmax(s->max[0] - s->min[0], fmax(s->max[1] - s->min[1], s->max[2] - s->min[2]));
+    return q_cast_convex(&a, delta, &b, 1e-6 * fmax(size, 1e-3), hit);
+}
+
+bool q_shapecast_shape(const q_collider *s, const q_xform *from, const double delta[3], const q_collider *target,
+                       const q_xform *target_xform, q_cast_hit *hit)
+{
+    bool any = false;
+    q_cast_hit h;
+    hit->fraction = INFINITY;
+    hit->material = 0;
+    uint32_t na = s->kind == Q_COLLIDER_COMPOUND ? s->part_count : 1;
+    uint32_t nb = target->kind == Q_COLLIDER_COMPOUND ? target->part_count : 1;
+    for (uint32_t i = 0; i < na; i++) {
+        const q_collider *sa = s->kind == Q_COLLIDER_COMPOUND ? s->parts[i].shape : s;
+        q_xform xa = s->kind == Q_COLLIDER_COMPOUND ? q_xform_mul(from, &s->parts[i].local) : *from;
+        for (uint32_t j = 0; j < nb; j++) {
+            const q_collider *sb = target->kind == Q_COLLIDER_COMPOUND ? target->parts[j].shape : target;
+            q_xform xb =
+                target->kind == Q_COLLIDER_COMPOUND ? q_xform_mul(target_xform, &target->parts[j].local) : *target_xform;
+            if (cast_convex_colliders(sa, &xa, delta, sb, &xb, &h) && h.fraction < hit->fraction) {
+                h.material = 0;
+                *hit = h;
+                any = true;
+            }
+        }
+    }
+    return any;
+}

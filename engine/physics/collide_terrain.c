@@ -1,0 +1,485 @@
+/* Shapes against the terrain's triangles (collide.h: q_collide_terrain,
+ * q_shapecast_terrain); seed 000.
+ *
+ * Pipeline: the shape's bounds grown by the margin; chunks whose solid
+ * broadphase bits (per Y slice masks) miss the box are skipped; the kD tree
+ * of each remaining chunk gives the triangles whose bounds overlap; each
+ * triangle is collided as a one-sided polytope (dedicated core tests for
+ * spheres and capsules, SAT with clipping for boxes and hulls, see
+ * collide.c); points are grouped per chunk and reduced to 4 (deepest, then
+ * the largest area).
+ *
+ * Internal edges. The triangles gathered for one call (from every chunk the
+ * shape touches, so chunk borders are no different) are welded by their
+ * exact grid positions (the mesher snaps vertices to 1/Q_DC_GRID voxel). An
+ * edge is ACTIVE when the neighbour across it bends down (convex) by more
+ * than Q_EDGE_ANGLE, or it has no neighbour; coplanar and concave edges are
+ * inactive. The rule: a triangle contact whose normal is not the
+ * triangle's face normal, and whose triangle feature (the vertices extreme
+ * along the normal) is an inactive edge or a vertex whose two edges in the
+ * triangle are both inactive, is recomputed along the face normal with the
+ * shape clipped to the triangle (nothing if it does not project on it).
+ * So on flat or concave ground every contact normal is a face normal, and a
+ * shape sliding across triangle edges and chunk borders never meets a
+ * sideways or upward edge normal; at real (convex) ridges edge normals stay.
+ *
+ * Normals per chunk. All points of a body-chunk pair share one normal when
+ * their triangles agree within ~18 degrees; a body in a corner (floor and wall
+ * in one chunk) gets one manifold per normal cluster (up to 3), told apart
+ * by m.key (0, 1, 2).
+ *
+ * Buried bodies. A shape whose lowest point lies inside a FULL chunk (all
+ * solid, no triangles) gets one contact there: normal up, at that point,
+ * separation minus its depth below the chunk's top face.
+ *
+ * Limits: at most Q_TERRAIN_TRIS triangles per call (more are ignored), on
+ * the stack; no heap allocation besides building a chunk's mesh on first use. */
+#include "physics/collide_internal.h"
+#include "physics/physics_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define Q_TERRAIN_TRIS 1024
+#define Q_TERRAIN_CHUNKS 64
+#define Q_EDGE_SIN 0.0175 /* sin(1 degree): Q_EDGE_ANGLE */
+#define Q_CLIP_POINTS 256
+
+static double dot3(const double a[3], const double b[3]) { return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]; }
+
+typedef struct ttri {
+    int32_t g[3][3];   /* grid positions relative to the base chunk's corner */
+    uint16_t chunk;    /* index into the call's chunk list */
+    uint8_t mat[3];
+    uint8_t inactive;  /* bit k: edge k (corner k to k+1) is internal */
+    uint32_t index;    /* triangle index in its chunk */
+} ttri;
+
+typedef struct gather {
+    q_terrain_physics *tp;
+    int32_t base[3];
+    double unit; /* metres per grid step */
+    int32_t chunks[Q_TERRAIN_CHUNKS][3];
+    int nchunks;
+    ttri tris[Q_TERRAIN_TRIS];
+    int ntris;
+    bool truncated;
+} gather;
+
+static void tri_world(const gather *g, const ttri *t, double v[3][3])
+{
+    for (int i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            v[i][k] = ((double)g->base[k] * (Q_PHYS_CHUNK * Q_DC_GRID) + t->g[i][k]) * g->unit;
+}
+
+/* Whether any solid mask bit of chunk entry b lies in the voxel box [lo, hi]
+ * (chunk-local voxel indices, clamped). */
+static bool mask_hits(const q_terrain_physics *p, const q_bp_entry *b, const int lo[3], const int hi[3])
+{
+    const uint64_t *w = p->pool[0].slots.data[b->slot[0]].bits;
+    uint64_t mask = 0;
+    for (int z = lo[2]; z <= hi[2]; z++)
+        for (int x = lo[0]; x <= hi[0]; x++)
+            mask |= 1ull << (x + 8 * z);
+    for (int y = lo[1]; y <= hi[1]; y++)
+        if (w[y] & mask)
+            return true;
+    return false;
+}
+
+/* FULL chunks met are reported through full_fn. */
+typedef void (*full_fn)(void *ud, int32_t cx, int32_t cy, int32_t cz);
+
+static void gather_triangles(gather *g, const double mn[3], const double mx[3], full_fn on_full, void *ud)
+{
+    q_terrain_physics *p = g->tp;
+    double vs = p->voxel_size;
+    g->unit = vs / Q_DC_GRID;
+    g->nchunks = g->ntris = 0;
+    g->truncated = false;
+    int64_t cmin[3], cmax[3];
+    for (int k = 0; k < 3; k++) {
+        double lo = floor(mn[k] / vs / Q_PHYS_CHUNK - 1.0 / 16), hi = floor(mx[k] / vs / Q_PHYS_CHUNK + 1.0 / 16);
+        double lim = (k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK - 1;
+        if (!(lo <= hi) || hi < -lim || lo > lim)
+            return;
+        cmin[k] = (int64_t)fmax(lo, -lim);
+        cmax[k] = (int64_t)fmin(hi, lim);
+        g->base[k] = (int32_t)cmin[k];
+    }
+    uint32_t found[Q_TERRAIN_TRIS];
+    for (int64_t cz = cmin[2]; cz <= cmax[2]; cz++)
+        for (int64_t cy = cmin[1]; cy <= cmax[1]; cy++)
+            for (int64_t cx = cmin[0]; cx <= cmax[0]; cx++) {
+                const q_bp_entry *b = q_bp_find(p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+                if (!b || b->solid_tag == Q_BP_NONE)
+                    continue;
+                const int64_t c[3] = {cx, cy, cz};
+                if (b->solid_tag == Q_BP_FULL) {
+                    if (on_full)
+                        on_full(ud, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+                    continue;
+                }
+                int lo[3], hi[3];
+                for (int k = 0; k < 3; k++) {
+                    double base = (double)(c[k] * Q_PHYS_CHUNK);
+                    double l = floor(mn[k] / vs) - 1 - base, h = floor(mx[k] / vs) + 1 - base;
+                    lo[k] = (int)fmax(0, fmin(7, l));
+                    hi[k] = (int)fmax(0, fmin(7, h));
+                    if (h < 0 || l > 7)
+                        lo[k] = 8; /* no overlap */
+                }
+                if (lo[0] > 7 || lo[1] > 7 || lo[2] > 7 || !mask_hits(p, b, lo, hi))
+                    continue;
+                if (g->nchunks == Q_TERRAIN_CHUNKS) {
+                    g->truncated = true;
+                    return;
+                }
+                const q_chunk_mesh *m = q_tp_chunk_mesh(p, (int32_t)cx, (int32_t)cy, (int32_t)cz, 0);
+                if (!m || m->triangle_count == 0)
+                    continue;
+                float qmin[3], qmax[3];
+                for (int k = 0; k < 3; k++) {
+                    double corner = (double)(c[k] * Q_PHYS_CHUNK) * vs;
+                    qmin[k] = (float)(mn[k] - corner) - 1e-4f * (float)vs;
+                    qmax[k] = (float)(mx[k] - corner) + 1e-4f * (float)vs;
+                }
+                q_kd_mesh km = {NULL, m->indices, NULL, m->triangle_count, m->positions, (float)g->unit};
+                size_t room = (size_t)(Q_TERRAIN_TRIS - g->ntris);
+                size_t n = q_kdtree_query_aabb(&m->tree, &km, qmin, qmax, found, room);
+                if (n > room) {
+                    g->truncated = true;
+                    n = room;
+                }
+                int ci = g->nchunks++;
+                memcpy(g->chunks[ci], (int32_t[3]){(int32_t)cx, (int32_t)cy, (int32_t)cz}, sizeof g->chunks[ci]);
+                for (size_t i = 0; i < n; i++) {
+                    ttri *t = &g->tris[g->ntris++];
+                    t->chunk = (uint16_t)ci;
+                    t->index = found[i];
+                    t->inactive = 0;
+                    for (int j = 0; j < 3; j++) {
+                        uint16_t vi = m->indices[3 * found[i] + j];
+                        t->mat[j] = m->materials[vi];
+                        for (int k = 0; k < 3; k++)
+                            t->g[j][k] = (int32_t)((c[k] - g->base[k]) * (Q_PHYS_CHUNK * Q_DC_GRID)) +
+                                         m->positions[3 * vi + k];
+                    }
+                }
+            }
+}
+
+/* Welds triangle edges by exact grid position; sets the inactive bits. */
+static uint32_t hash_edge(const int32_t a[3], const int32_t b[3])
+{
+    uint32_t h = 2166136261u;
+    for (int k = 0; k < 3; k++) {
+        h = (h ^ (uint32_t)a[k]) * 16777619u;
+        h = (h ^ (uint32_t)b[k]) * 16777619u;
+    }
+    return h ^ (h >> 15);
+}
+
+static bool same3(const int32_t a[3], const int32_t b[3]) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
+
+static void find_internal_edges(gather *g)
+{
+    enum { HSIZE = 4 * Q_TERRAIN_TRIS };
+    uint16_t table[HSIZE]; /* 1 + (tri << 2 | k), 0 empty */
+    memset(table, 0, sizeof table);
+    for (int t = 0; t < g->ntris; t++)
+        for (int k = 0; k < 3; k++) {
+            uint32_t h = hash_edge(g->tris[t].g[k], g->tris[t].g[(k + 1) % 3]) & (HSIZE - 1);
+            while (table[h])
+                h = (h + 1) & (HSIZE - 1);
+            table[h] = (uint16_t)(1 + (t << 2 | k));
+        }
+    for (int t = 0; t < g->ntris; t++) {
+        ttri *tr = &g->tris[t];
+        double v[3][3];
+        tri_world(g, tr, v);
+        double e1[3] = {v[1][0] - v[0][0], v[1][1] - v[0][1], v[1][2] - v[0][2]},
+               e2[3] = {v[2][0] - v[0][0], v[2][1] - v[0][1], v[2][2] - v[0][2]};
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        double nl = sqrt(dot3(n, n));
+        if (nl == 0)
+            continue;
+        for (int k = 0; k < 3; k++) {
+            const int32_t *a = tr->g[k], *b = tr->g[(k + 1) % 3];
+            uint32_t h = hash_edge(b, a) & (HSIZE - 1);
+            for (; table[h]; h = (h + 1) & (HSIZE - 1)) {
+                int u = (table[h] - 1) >> 2, m = (table[h] - 1) & 3;
+                const ttri *tu = &g->tris[u];
+                if (!same3(tu->g[m], b) || !same3(tu->g[(m + 1) % 3], a))
+                    continue;
+                /* the neighbour's third corner against this plane */
+                const int32_t *w = tu->g[(m + 2) % 3];
+                double d[3];
+                for (int c = 0; c < 3; c++)
+                    d[c] = (double)(w[c] - a[c]) * g->unit;
+                double len = sqrt(dot3(d, d));
+                if (!(dot3(n, d) / nl < -Q_EDGE_SIN * len))
+                    tr->inactive |= (uint8_t)(1u << k);
+                break;
+            }
+        }
+    }
+}
+
+typedef struct tcontact {
+    q_contact_point p;
+    double normal[3];
+    uint16_t chunk;
+    uint8_t material;
+} tcontact;
+
+static int collide_triangle(const gather *g, const ttri *t, const q_collider *s, const q_poly *body,
+                            const q_convex *core, double margin, q_manifold *m)
+{
+    double v[3][3];
+    tri_world(g, t, v);
+    q_poly tp;
+    q_poly_from_triangle(&tp, v[0], v[1], v[2]);
+    bool is_core = s->kind == Q_COLLIDER_SPHERE || s->kind == Q_COLLIDER_CAPSULE;
+    int r = is_core ? q_core_poly(&tp, core, margin, Q_NP_ONE_SIDED, m)
+                    : q_poly_poly(&tp, body, margin, Q_NP_ONE_SIDED, m);
+    if (!r || dot3(m->normal, tp.tn) > 1 - 1e-6)
+        return r;
+    /* the triangle's feature touching: its corners extreme along the normal */
+    double hi = -INFINITY, d[3];
+    for (int i = 0; i < 3; i++) {
+        d[i] = dot3(m->normal, v[i]);
+        hi = fmax(hi, d[i]);
+    }
+    double tol = 1e-6 * g->tp->voxel_size;
+    int on = 0, cnt = 0;
+    for (int i = 0; i < 3; i++)
+        if (d[i] >= hi - tol) {
+            on |= 1 << i;
+            cnt++;
+        }
+    bool internal;
+    if (cnt == 2) {
+        int k = on == 3 ? 0 : on == 6 ? 1 : 2; /* edge k: corners k, k+1 */
+        internal = (t->inactive >> k) & 1;
+    } else if (cnt == 1) {
+        int i = on == 1 ? 0 : on == 2 ? 1 : 2; /* edges i and i-1 meet at corner i */
+        internal = ((t->inactive >> i) & 1) && ((t->inactive >> ((i + 2) % 3)) & 1);
+    } else
+        internal = true;
+    if (!internal)
+        return r;
+    unsigned fl = Q_NP_ONE_SIDED | Q_NP_FACE_ONLY | Q_NP_CLIP_STRICT;
+    return is_core ? q_core_poly(&tp, core, margin, fl, m) : q_poly_poly(&tp, body, margin, fl, m);
+}
+
+typedef struct full_ctx {
+    const q_collider *s;
+    const q_xform *x;
+    double vs;
+    q_terrain_manifold *out;
+    size_t cap, n;
+} full_ctx;
+
+static void on_full_chunk(void *ud, int32_t cx, int32_t cy, int32_t cz)
+{
+    full_ctx *f = ud;
+    double down[3] = {0, -1, 0}, p[3];
+    q_collider_support(f->s, f->x, down, p);
+    double c[3] = {cx * Q_PHYS_CHUNK * f->vs, cy * Q_PHYS_CHUNK * f->vs, cz * Q_PHYS_CHUNK * f->vs};
+    double size = Q_PHYS_CHUNK * f->vs;
+    for (int k = 0; k < 3; k++)
+        if (p[k] < c[k] || p[k] >= c[k] + size)
+            return;
+    if (f->n >= f->cap)
+        return;
+    q_terrain_manifold *tm = &f->out[f->n++];
+    memset(tm, 0, sizeof *tm);
+    tm->cx = cx;
+    tm->cy = cy;
+    tm->cz = cz;
+    tm->m.normal[1] = 1;
+    tm->m.count = 1;
+    tm->m.key = 3;
+    double depth = c[1] + size - p[1];
+    memcpy(tm->m.points[0].position, p, sizeof p);
+    tm->m.points[0].position[1] += depth / 2;
+    tm->m.points[0].separation = -depth;
+    tm->m.points[0].id = 0xfffffff0u;
+    /* material: whatever the voxel there is made of */
+    tm->material = 0;
+}
+
+static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
+                             q_terrain_manifold *out, size_t cap, gather *g, size_t n_out)
+{
+    q_poly body;
+    q_convex core;
+    bool is_core = s->kind == Q_COLLIDER_SPHERE || s->kind == Q_COLLIDER_CAPSULE;
+    if (is_core)
+        q_convex_from_collider(&core, s, t);
+    else
+        q_poly_from_collider(&body, s, t);
+    double mn[3], mx[3];
+    q_collider_bounds(s, t, mn, mx);
+    for (int k = 0; k < 3; k++) {
+        mn[k] -= margin;
+        mx[k] += margin;
+    }
+    full_ctx fc = {s, t, tp->voxel_size, out + n_out, cap - n_out, 0};
+    g->tp = tp;
+    gather_triangles(g, mn, mx, on_full_chunk, &fc);
+    n_out += fc.n;
+    if (g->ntris == 0)
+        return n_out;
+    find_internal_edges(g);
+    tcontact pts[Q_CLIP_POINTS];
+    int np = 0;
+    /* triangles arrive chunk by chunk: flush at each chunk change */
+    for (int i = 0; i <= g->ntris; i++) {
+        if (np > 0 && (i == g->ntris || g->tris[i].chunk != pts[0].chunk)) {
+            /* cluster by normal, deepest first */
+            bool used[Q_CLIP_POINTS] = {false};
+            for (uint32_t key = 0; key < 3 && n_out < cap; key++) {
+                int deep = -1;
+                for (int j = 0; j < np; j++)
+                    if (!used[j] && (deep < 0 || pts[j].p.separation < pts[deep].p.separation))
+                        deep = j;
+                if (deep < 0)
+                    break;
+                q_contact_point cl[Q_CLIP_POINTS];
+                int nc = 0;
+                for (int j = 0; j < np; j++)
+                    if (!used[j] && dot3(pts[j].normal, pts[deep].normal) > 0.95) {
+                        used[j] = true;
+                        cl[nc++] = pts[j].p;
+                    }
+                q_terrain_manifold *tm = &out[n_out++];
+                const int32_t *cc = g->chunks[pts[deep].chunk];
+                tm->cx = cc[0];
+                tm->cy = cc[1];
+                tm->cz = cc[2];
+                tm->material = pts[deep].material;
+                memcpy(tm->m.normal, pts[deep].normal, sizeof tm->m.normal);
+                tm->m.key = key;
+                q_reduce_points(pts[deep].normal, cl, nc, &tm->m);
+            }
+            np = 0;
+        }
+        if (i == g->ntris)
+            break;
+        q_manifold m;
+        const ttri *tr = &g->tris[i];
+        if (!collide_triangle(g, tr, s, &body, &core, margin, &m))
+            continue;
+        for (uint32_t j = 0; j < m.count && np < Q_CLIP_POINTS; j++) {
+            tcontact *c = &pts[np++];
+            c->p = m.points[j];
+            c->p.id = (tr->index * 2654435761u) ^ m.points[j].id;
+            memcpy(c->normal, m.normal, sizeof c->normal);
+            c->chunk = tr->chunk;
+            /* material of the corner nearest the point */
+            double v[3][3], best = INFINITY;
+            tri_world(g, tr, v);
+            for (int k = 0; k < 3; k++) {
+                double d[3] = {v[k][0] - c->p.position[0], v[k][1] - c->p.position[1], v[k][2] - c->p.position[2]};
+                if (dot3(d, d) < best) {
+                    best = dot3(d, d);
+                    c->material = tr->mat[k];
+                }
+            }
+        }
+    }
+    return n_out;
+}
+
+size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
+                         q_terrain_manifold *out, size_t cap)
+{
+    if (cap == 0 || !q_terrain_physics_sync(tp))
+        return 0;
+    double mn[3], mx[3];
+    q_collider_bounds(s, t, mn, mx);
+    for (int k = 0; k < 3; k++) {
+        mn[k] -= margin;
+        mx[k] += margin;
+    }
+    if (!q_terrain_physics_broadphase(tp, mn, mx).solid)
+        return 0;
+    gather g;
+    if (s->kind != Q_COLLIDER_COMPOUND)
+        return collide_convex(tp, s, t, margin, out, cap, &g, 0);
+    size_t n = 0;
+    for (uint32_t i = 0; i < s->part_count && n < cap; i++) {
+        q_xform x = q_xform_mul(t, &s->parts[i].local);
+        size_t n0 = n;
+        n = collide_convex(tp, s->parts[i].shape, &x, margin, out, cap, &g, n);
+        for (size_t j = n0; j < n; j++)
+            out[j].m.key |= i << 16;
+    }
+    return n;
+}
+
+/* ---- shape cast ---- */
+
+static bool cast_convex_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *from, const double delta[3],
+                                gather *g, q_cast_hit *hit)
+{
+    double mn[3], mx[3], mn2[3], mx2[3];
+    q_xform to = *from;
+    for (int k = 0; k < 3; k++)
+        to.p[k] += delta[k];
+    q_collider_bounds(s, from, mn, mx);
+    q_collider_bounds(s, &to, mn2, mx2);
+    for (int k = 0; k < 3; k++) {
+        mn[k] = fmin(mn[k], mn2[k]);
+        mx[k] = fmax(mx[k], mx2[k]);
+    }
+    if (!q_terrain_physics_broadphase(tp, mn, mx).solid)
+        return false;
+    g->tp = tp;
+    gather_triangles(g, mn, mx, NULL, NULL);
+    q_convex a;
+    q_convex_from_collider(&a, s, from);
+    double size = fmax(s->max[0] - s->min[0], fmax(s->max[1] - s->min[1], s->max[2] - s->min[2]));
+    bool any = false;
+    for (int i = 0; i < g->ntris; i++) {
+        q_convex b;
+        double v[3][3];
+        tri_world(g, &g->tris[i], v);
+        b.s = NULL;
+        b.n = 3;
+        b.radius = 0;
+        memcpy(b.pts, v, sizeof v);
+        q_cast_hit h;
+        if (!q_cast_convex(&a, delta, &b, 1e-6 * fmax(size, 1e-3), &h))
+            continue;
+        if (!any || h.fraction < hit->fraction) {
+            *hit = h;
+            hit->material = g->tris[i].mat[0];
+            any = true;
+        }
+    }
+    return any;
+}
+
+bool q_shapecast_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *from, const double delta[3],
+                         q_cast_hit *hit)
+{
+    if (!q_terrain_physics_sync(tp))
+        return false;
+    gather g;
+    if (s->kind != Q_COLLIDER_COMPOUND)
+        return cast_convex_terrain(tp, s, from, delta, &g, hit);
+    bool any = false;
+    for (uint32_t i = 0; i < s->part_count; i++) {
+        q_xform x = q_xform_mul(from, &s->parts[i].local);
+        q_cast_hit h;
+        if (cast_convex_terrain(tp, s->parts[i].shape, &x, delta, &g, &h) && (!any || h.fraction < hit->fraction)) {
+            *hit = h;
+            any = true;
+        }
+    }
+    return any;
+}
