@@ -88,7 +88,8 @@ namespace {
 constexpr int WX = 128, WY = 64, WZ = 128;
 constexpr int REPS_CHUNK = 5;  /* passes over all chunks */
 constexpr int REPS_REGION = 7; /* region builds */
-constexpr int REPS_RAYS = 3;   /* passes over each ray set */
+constexpr int REPS_RAYS = 3;   /* passes over query sets (AABB, broadphase) */
+constexpr int REPS_TRACE = 7;  /* passes over each ray set (the VM is noisy) */
 constexpr int N_SHORT = 100000, N_LONG = 20000, GRID = 256;
 constexpr int N_AABB = 50000;
 constexpr int N_BOXES = 100000; /* broadphase, per placement */
@@ -805,7 +806,7 @@ int main(int argc, char **argv)
         const std::vector<Ray> &rays = sets[s].rays;
         std::vector<Hit> hits[R_COUNT];
         std::vector<double> samples[R_COUNT];
-        for (int rep = 0; rep < REPS_RAYS; rep++)
+        for (int rep = 0; rep < REPS_TRACE; rep++)
             for (int ri = 0; ri < R_COUNT; ri++) {
                 Tracer r = (Tracer)((ri + rep) % R_COUNT);
                 double t0 = bench_now();
@@ -816,8 +817,8 @@ int main(int argc, char **argv)
             ray_rate[s][r] = (double)rays.size() / median_of(samples[r]);
         for (int r = 1; r < R_COUNT; r++) {
             snprintf(label, sizeof label, "%s", sets[s].name);
-            bench_row(label, ray_rate[s][R_QUARRY], samples[R_QUARRY].data(), REPS_RAYS, TRACER_NAME[r],
-                      ray_rate[s][r], samples[r].data(), REPS_RAYS, "rays/s", 1e6, "Mrays/s");
+            bench_row(label, ray_rate[s][R_QUARRY], samples[R_QUARRY].data(), REPS_TRACE, TRACER_NAME[r],
+                      ray_rate[s][r], samples[r].data(), REPS_TRACE, "rays/s", 1e6, "Mrays/s");
         }
         size_t nhit = 0, all = 0, pair[R_COUNT] = {0};
         for (size_t i = 0; i < rays.size(); i++) {
@@ -854,7 +855,7 @@ int main(int argc, char **argv)
                 overlap += nd.u.splits[0] - nd.u.splits[1];
             }
         }
-        bench_note("Rays: median of %d passes. Region tree: %u nodes, depth %u; children overlap in %.1f%% of", REPS_RAYS,
+        bench_note("Rays: median of %d passes. Region tree: %u nodes, depth %u; children overlap in %.1f%% of", REPS_TRACE,
                    rs.tree.node_count, rs.tree.depth, 100.0 * (double)overlapping / (double)branches);
         bench_note("  branches (by %.3f voxels on average where they do).",
                    overlapping ? overlap / (double)overlapping : 0.0);

@@ -31,6 +31,35 @@ static inline vec3f vertex(const q_kd_mesh *m, uint32_t t, int k)
     return (vec3f){{p[0], p[1], p[2]}};
 }
 
+/* Mesh layouts, so that each traversal is compiled for one of them (no
+ * per-vertex tests of which arrays are set). */
+enum { FMT_F32_I16, FMT_F32_I32, FMT_Q16_I16, FMT_Q16_I32 };
+
+static inline int mesh_format(const q_kd_mesh *m)
+{
+    return (m->qpositions ? 2 : 0) | (m->indices16 ? 0 : 1);
+}
+
+static inline __attribute__((always_inline)) void load_triangle(const q_kd_mesh *m, int fmt, uint32_t t,
+                                                                float v[9])
+{
+    uint32_t i[3];
+    for (int k = 0; k < 3; k++)
+        i[k] = (fmt & 1) ? m->indices32[3 * t + k] : m->indices16[3 * t + k];
+    if (fmt & 2) {
+        float s = m->qscale;
+        for (int k = 0; k < 3; k++) {
+            const int16_t *q = m->qpositions + 3 * i[k];
+            v[3 * k] = q[0] * s, v[3 * k + 1] = q[1] * s, v[3 * k + 2] = q[2] * s;
+        }
+    } else {
+        for (int k = 0; k < 3; k++) {
+            const float *p = m->positions + 3 * i[k];
+            v[3 * k] = p[0], v[3 * k + 1] = p[1], v[3 * k + 2] = p[2];
+        }
+    }
+}
+
 static inline __attribute__((always_inline)) float ray_triangle(const float o[3], const float d[3], const float a[3],
                                                                 const float b[3], const float c[3])
 {
@@ -74,14 +103,13 @@ typedef struct build_item {
  * surface (terrain is a 2.5D sheet), so a node's region -- what traversal
  * knows of it: the half-spaces of its ancestors -- stays a tall column full of
  * air, and rays over the surface enter many such columns. When more than
- * a quarter of a region's extent on an axis is empty, a clip node cuts it: one
+ * 15% of a region's extent on an axis is empty, a clip node cuts it: one
  * child holds every triangle, the other is an empty leaf. Only nodes with at
  * least CLIP_MIN triangles are clipped, and never twice in a row, which bounds
  * both the extra nodes and the extra depth. */
-#define CLIP_MIN 24
-#define CLIP_EMPTY 0.25f /* the empty share of the extent that earns a clip node; 0.25 measured
-                            better for rays than 0.5 (bench/RESULTS.md) and keeps chunk trees
-                            under the memory target with CLIP_MIN 24 */
+#define CLIP_MIN 16
+#define CLIP_EMPTY 0.15f /* share of a region's extent that must be empty; 0.15 measured
+                            better for rays than 0.5 (bench/RESULTS.md) */
 
 typedef struct builder {
     const q_kd_mesh *mesh;
@@ -124,6 +152,26 @@ static void select_nth(builder *b, uint32_t begin, uint32_t end, uint32_t k, int
     }
 }
 
+/* Triangle order, midpoints and boxes, decoded once (compiled per layout). */
+static inline __attribute__((always_inline)) void decode_boxes(builder *b, q_kdtree *tree, const int fmt)
+{
+    const q_kd_mesh *mesh = b->mesh;
+    uint32_t n = mesh->triangle_count;
+    for (uint32_t t = 0; t < n; t++) {
+        b->tris[t] = t;
+        float v[9];
+        load_triangle(mesh, fmt, t, v);
+        for (int a = 0; a < 3; a++) {
+            b->mid[3 * t + a] = (v[a] + v[3 + a] + v[6 + a]) * (1.0f / 3.0f);
+            float lo = MINF(v[a], MINF(v[3 + a], v[6 + a])), hi = MAXF(v[a], MAXF(v[3 + a], v[6 + a]));
+            b->box[6 * t + a] = lo;
+            b->box[6 * t + 3 + a] = hi;
+            tree->min[a] = MINF(tree->min[a], lo);
+            tree->max[a] = MAXF(tree->max[a], hi);
+        }
+    }
+}
+
 bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
 {
     memset(tree, 0, sizeof *tree);
@@ -150,17 +198,19 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         tree->min[a] = INFINITY;
         tree->max[a] = -INFINITY;
     }
-    for (uint32_t t = 0; t < n; t++) {
-        b.tris[t] = t;
-        vec3f v0 = vertex(mesh, t, 0), v1 = vertex(mesh, t, 1), v2 = vertex(mesh, t, 2);
-        for (int a = 0; a < 3; a++) {
-            b.mid[3 * t + a] = (v0.v[a] + v1.v[a] + v2.v[a]) * (1.0f / 3.0f);
-            float lo = MINF(v0.v[a], MINF(v1.v[a], v2.v[a])), hi = MAXF(v0.v[a], MAXF(v1.v[a], v2.v[a]));
-            b.box[6 * t + a] = lo;
-            b.box[6 * t + 3 + a] = hi;
-            tree->min[a] = MINF(tree->min[a], lo);
-            tree->max[a] = MAXF(tree->max[a], hi);
-        }
+    switch (mesh_format(mesh)) {
+    case FMT_F32_I16:
+        decode_boxes(&b, tree, FMT_F32_I16);
+        break;
+    case FMT_F32_I32:
+        decode_boxes(&b, tree, FMT_F32_I32);
+        break;
+    case FMT_Q16_I16:
+        decode_boxes(&b, tree, FMT_Q16_I16);
+        break;
+    default:
+        decode_boxes(&b, tree, FMT_Q16_I32);
+        break;
     }
 
     build_item stack[Q_KD_MAX_DEPTH + 2];
@@ -251,6 +301,13 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             select_nth(&b, it.begin, it.end, half, axis);
             i = half;
         }
+        if (count <= 8 && ((i - it.begin) & 1u)) {
+            /* Small nodes: an even left side packs both sides into fewer
+             * leaves (4 triangles: 2 + 2 is 3 nodes, 1 + 3 is 5). */
+            uint32_t k = i - it.begin < count - (i - it.begin) ? i + 1 : i - 1;
+            select_nth(&b, it.begin, it.end, k, axis);
+            i = k;
+        }
         float split_lo = -INFINITY, split_hi = INFINITY;
         for (uint32_t k = it.begin; k < i; k++)
             split_lo = MAXF(split_lo, b.box[6 * (size_t)b.tris[k] + 3 + axis]);
@@ -326,35 +383,6 @@ static bool clip_to_bounds(const q_kdtree *tree, const float o[3], const float d
     *t0 = lo;
     *t1 = hi;
     return true;
-}
-
-/* Mesh layouts, so that each traversal is compiled for one of them (no
- * per-vertex tests of which arrays are set). */
-enum { FMT_F32_I16, FMT_F32_I32, FMT_Q16_I16, FMT_Q16_I32 };
-
-static inline int mesh_format(const q_kd_mesh *m)
-{
-    return (m->qpositions ? 2 : 0) | (m->indices16 ? 0 : 1);
-}
-
-static inline __attribute__((always_inline)) void load_triangle(const q_kd_mesh *m, int fmt, uint32_t t,
-                                                                float v[9])
-{
-    uint32_t i[3];
-    for (int k = 0; k < 3; k++)
-        i[k] = (fmt & 1) ? m->indices32[3 * t + k] : m->indices16[3 * t + k];
-    if (fmt & 2) {
-        float s = m->qscale;
-        for (int k = 0; k < 3; k++) {
-            const int16_t *q = m->qpositions + 3 * i[k];
-            v[3 * k] = q[0] * s, v[3 * k + 1] = q[1] * s, v[3 * k + 2] = q[2] * s;
-        }
-    } else {
-        for (int k = 0; k < 3; k++) {
-            const float *p = m->positions + 3 * i[k];
-            v[3 * k] = p[0], v[3 * k + 1] = p[1], v[3 * k + 2] = p[2];
-        }
-    }
 }
 
 typedef struct seg {

@@ -9,8 +9,9 @@
  *
  * Build: split the longest axis of the node's bounds at the mean of the
  * triangle midpoints, partition by midpoint, and fall back to a median split
- * (by midpoint order) when a side would get under 25% of the triangles. Where
- * more than a quarter of what traversal knows of a node's region is empty on some
+ * (by midpoint order) when a side would get under 25% of the triangles; nodes
+ * of up to 8 triangles get an even left side (fewer half-empty leaves). Where
+ * more than 15% of what traversal knows of a node's region is empty on some
  * axis, a clip node (one full child, one empty leaf) cuts it first. That
  * bounds the depth to Q_KD_MAX_DEPTH for any mesh of up to 2^24 triangles, so
  * queries traverse with a fixed stack and no recursion. Leaves hold 0 to 2
