@@ -374,6 +374,145 @@ static const char *gltf_check_file(const char *path, bool binary, uint64_t size)
     return why;
 }
 
+/* ---- PLY faces (assimp 5.2.5 aborts on an ai_assert in its triangulation
+ * when a face lists fewer than 3 vertices, e.g. a truncated binary file read
+ * as zeros: found by fuzz/mesh_import, kept in spec/regress/mesh_import). The
+ * body is walked by the header's layout; a face list shorter than 3 or a body
+ * that ends early is refused. Files over 64 MiB are left to assimp. */
+
+typedef struct ply_prop {
+    int list_size; /* bytes of the list count, 0 for a scalar */
+    int size;      /* bytes of the value or of each list item */
+} ply_prop;
+
+typedef struct ply_elem {
+    bool face;
+    unsigned long long count;
+    int nprops;
+    ply_prop props[32];
+} ply_elem;
+
+static int ply_type_size(const char *t)
+{
+    if (!strcmp(t, "char") || !strcmp(t, "uchar") || !strcmp(t, "int8") || !strcmp(t, "uint8"))
+        return 1;
+    if (!strcmp(t, "short") || !strcmp(t, "ushort") || !strcmp(t, "int16") || !strcmp(t, "uint16"))
+        return 2;
+    if (!strcmp(t, "double") || !strcmp(t, "float64"))
+        return 8;
+    return 4;
+}
+
+static const char *ply_bad_faces(const char *path, uint64_t size)
+{
+    if (size > ((uint64_t)64 << 20))
+        return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return "cannot read the file";
+    unsigned char *data = malloc((size_t)size + 1);
+    size_t n = data ? fread(data, 1, (size_t)size, f) : 0;
+    fclose(f);
+    if (!data)
+        return NULL;
+    data[n] = 0;
+    const char *why = NULL;
+    ply_elem elems[16];
+    int ne = 0, format = 0; /* 0 ascii, 1 little, 2 big endian */
+    const char *text = (const char *)data;
+    const char *body = strstr(text, "end_header");
+    if (!body || (size_t)(body - text) > n) {
+        free(data);
+        return NULL; /* bad_header has had its say */
+    }
+    for (const char *line = text; line < body; line = strchr(line, '\n') + 1) {
+        char one[128], w1[32], w2[32], w3[32], w4[32];
+        snprintf(one, sizeof one, "%.*s", (int)strcspn(line, "\r\n"), line);
+        if (sscanf(one, "format %31s", w1) == 1) {
+            format = !strcmp(w1, "binary_little_endian") ? 1 : !strcmp(w1, "binary_big_endian") ? 2 : 0;
+        } else if (sscanf(one, "element %31s %31s", w1, w2) == 2) {
+            if (ne == 16) {
+                free(data);
+                return NULL;
+            }
+            elems[ne] = (ply_elem){.face = !strcmp(w1, "face"), .count = strtoull(w2, NULL, 10)};
+            ne++;
+        } else if (ne > 0 && sscanf(one, "property %31s %31s %31s %31s", w1, w2, w3, w4) >= 2) {
+            ply_elem *e = &elems[ne - 1];
+            if (e->nprops == 32) {
+                free(data);
+                return NULL;
+            }
+            bool list = !strcmp(w1, "list");
+            e->props[e->nprops++] = (ply_prop){list ? ply_type_size(w2) : 0, ply_type_size(list ? w3 : w1)};
+        }
+        if (!strchr(line, '\n'))
+            break;
+    }
+    const char *nl = strchr(body, '\n');
+    size_t pos = nl ? (size_t)(nl + 1 - text) : n;
+    for (int e = 0; e < ne && !why; e++) {
+        for (unsigned long long i = 0; i < elems[e].count && !why; i++) {
+            for (int k = 0; k < elems[e].nprops && !why; k++) {
+                const ply_prop *pr = &elems[e].props[k];
+                unsigned long long items = 1;
+                if (format == 0) {
+                    char *end;
+                    while (pos < n && strchr(" \t\r\n", data[pos]))
+                        pos++;
+                    if (pos >= n) {
+                        why = "the PLY body ends before its elements do";
+                        break;
+                    }
+                    double v = strtod(text + pos, &end);
+                    if (end == text + pos) {
+                        why = "the PLY body holds something that is not a number";
+                        break;
+                    }
+                    pos = (size_t)(end - text);
+                    if (!pr->list_size)
+                        continue;
+                    items = v >= 0 && v < 1e12 ? (unsigned long long)v : 0;
+                    if (elems[e].face && items < 3)
+                        why = "a PLY face with fewer than 3 vertices";
+                    for (unsigned long long t = 0; t < items && !why; t++) {
+                        while (pos < n && strchr(" \t\r\n", data[pos]))
+                            pos++;
+                        strtod(text + pos, &end);
+                        if (pos >= n || end == text + pos)
+                            why = "the PLY body ends before its elements do";
+                        pos = (size_t)(end - text);
+                    }
+                } else {
+                    if (pr->list_size) {
+                        if (n - pos < (size_t)pr->list_size) {
+                            why = "the PLY body ends before its elements do";
+                            break;
+                        }
+                        items = 0;
+                        for (int b = 0; b < pr->list_size; b++) {
+                            int at = format == 1 ? pr->list_size - 1 - b : b;
+                            items = items << 8 | data[pos + at];
+                        }
+                        pos += (size_t)pr->list_size;
+                        if (elems[e].face && items < 3) {
+                            why = "a PLY face with fewer than 3 vertices";
+                            break;
+                        }
+                    }
+                    if (items > (n - pos) / (size_t)pr->size) {
+                        why = "the PLY body ends before its elements do";
+                        break;
+                    }
+                    pos += (size_t)(items * (unsigned long long)pr->size);
+                }
+            }
+        }
+    }
+    free(data);
+    return why;
+}
+
 static bool ply_type(const char *t)
 {
     static const char *const types[] = {"char", "uchar", "short", "ushort", "int", "uint", "float", "double",
@@ -726,6 +865,8 @@ q_mesh *q_mesh_import(const char *path, const q_import_def *def, q_status *statu
     const char *why = bad_header(path, ext, (uint64_t)sb.st_size);
     if (!why && (strcasecmp(ext, ".gltf") == 0 || strcasecmp(ext, ".glb") == 0))
         why = gltf_check_file(path, strcasecmp(ext, ".glb") == 0, (uint64_t)sb.st_size);
+    if (!why && strcasecmp(ext, ".ply") == 0)
+        why = ply_bad_faces(path, (uint64_t)sb.st_size);
     if (why) {
         st = fail(err, errlen, Q_ERR_FORMAT, "%s: %s", path, why);
         goto done;
