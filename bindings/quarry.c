@@ -38,6 +38,7 @@ int luaopen_quarry(lua_State *L)
     ql_open_mesh(L);
     lua_setfield(L, -2, "mesh");
     ql_open_decompose(L);
+    ql_open_lod(L);
     lua_pushcfunction(L, ql_hull);
     lua_setfield(L, -2, "hull");
     ql_open_gridsort(L);

@@ -343,6 +343,9 @@ static int64_t make_cell(dc_ctx *c, int64_t x, int64_t y, int64_t z)
         }
         if (c->out->materials)
             c->out->materials[id] = (uint8_t)material;
+        if (c->out->cells)
+            for (int k = 0; k < 3; k++)
+                c->out->cells[3 * id + k] = (int32_t)cell[k];
     }
     c->cell_first[ci] = (int32_t)first;
     c->cell_map[ci] = map;

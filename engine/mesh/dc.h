@@ -57,6 +57,8 @@ typedef struct q_dc_output {
     int32_t origin[3]; /* voxel coordinates subtracted before scaling, so that
                           positions far from 0 keep float precision; zero for
                           absolute positions */
+    int32_t *cells;    /* 3 per vertex: the cell (i, j, k) the vertex belongs to;
+                          may be NULL (used by the LOD octrees, mesh/octree.h) */
 } q_dc_output;
 
 /* Largest vertex and index counts a box can produce. */

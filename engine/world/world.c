@@ -3,6 +3,7 @@
 
 #include "core/alloc.h"
 #include "core/jobs.h"
+#include "mesh/clipmap.h"
 #include "physics/terrain_physics.h"
 
 #include <math.h>
@@ -14,6 +15,7 @@ struct q_world {
     q_jobs *jobs;
     q_terrain *terrain;
     q_terrain_physics *physics;
+    struct q_clipmap *clipmap; /* LOD state, made on first use (mesh/clipmap.h) */
     uint64_t frame;
     double accumulator;
 };
@@ -64,6 +66,7 @@ void q_world_destroy(q_world *w)
 {
     if (!w)
         return;
+    q_clipmap_destroy(w->clipmap);
     q_terrain_physics_destroy(w->physics);
     q_terrain_destroy(w->terrain);
     q_jobs_destroy(w->jobs);
@@ -73,6 +76,13 @@ void q_world_destroy(q_world *w)
 const q_world_def *q_world_get_def(const q_world *w) { return &w->def; }
 q_terrain *q_world_terrain(q_world *w) { return w->terrain; }
 q_terrain_physics *q_world_terrain_physics(q_world *w) { return w->physics; }
+
+struct q_clipmap *q_world_clipmap(q_world *w)
+{
+    if (!w->clipmap)
+        w->clipmap = q_clipmap_create();
+    return w->clipmap;
+}
 
 int q_world_step(q_world *w, double dt)
 {

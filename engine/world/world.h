@@ -37,6 +37,10 @@ q_terrain *q_world_terrain(q_world *w);
 struct q_terrain_physics;
 /* Ray and overlap queries against the terrain (physics/terrain_physics.h). */
 struct q_terrain_physics *q_world_terrain_physics(q_world *w);
+struct q_clipmap;
+/* Clipmap LOD state (mesh/clipmap.h), created on first use and destroyed
+ * with the world; NULL when out of memory. */
+struct q_clipmap *q_world_clipmap(q_world *w);
 
 /* Advances by whole fixed steps: adds dt (seconds, finite, >= 0) to an
  * accumulator and runs floor(acc / step) steps, at most Q_MAX_STEPS_PER_CALL

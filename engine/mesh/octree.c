@@ -1,0 +1,465 @@
+/* LOD meshes by clustering LOD0 vertices into chunk octree nodes: see
+ * octree.h. Everything is keyed by integer cell coordinates, so the same
+ * terrain and levels give the same mesh however the box is split. */
+#include "mesh/octree.h"
+
+#include "core/alloc.h"
+#include "mesh/qef.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- growable arrays ---- */
+
+typedef struct buf {
+    void *p;
+    size_t n, cap, elem;
+} buf;
+
+static bool buf_reserve(buf *b, size_t n)
+{
+    if (n <= b->cap)
+        return true;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < n)
+        cap *= 2;
+    void *p = q_realloc(b->p, b->cap * b->elem, cap * b->elem);
+    if (!p)
+        return false;
+    b->p = p;
+    b->cap = cap;
+    return true;
+}
+
+static void *buf_push(buf *b)
+{
+    if (!buf_reserve(b, b->n + 1))
+        return NULL;
+    return (char *)b->p + b->elem * b->n++;
+}
+
+static void buf_free(buf *b)
+{
+    if (b->p)
+        q_free(b->p, b->cap * b->elem);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* ---- hash of 4 x int64 keys -> uint32 ---- */
+
+typedef struct hkey {
+    int64_t k[4];
+} hkey;
+
+typedef struct hmap {
+    hkey *keys;
+    uint32_t *vals; /* UINT32_MAX = empty */
+    size_t cap, count;
+} hmap;
+
+static uint64_t hash_key(const hkey *k)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 4; i++) {
+        h ^= (uint64_t)k->k[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h *= 0xff51afd7ed558ccdull;
+    }
+    return h ^ (h >> 33);
+}
+
+static bool hmap_init(hmap *m, size_t cap)
+{
+    m->cap = 64;
+    while (m->cap < cap * 2)
+        m->cap *= 2;
+    m->count = 0;
+    m->keys = q_alloc(m->cap * sizeof(hkey));
+    m->vals = q_alloc(m->cap * sizeof(uint32_t));
+    if (!m->keys || !m->vals)
+        return false;
+    memset(m->vals, 0xff, m->cap * sizeof(uint32_t));
+    return true;
+}
+
+static void hmap_free(hmap *m)
+{
+    if (m->keys)
+        q_free(m->keys, m->cap * sizeof(hkey));
+    if (m->vals)
+        q_free(m->vals, m->cap * sizeof(uint32_t));
+    m->keys = NULL;
+    m->vals = NULL;
+}
+
+static bool hmap_grow(hmap *m);
+
+/* Slot of key k: *found tells whether it holds k; otherwise it is free.
+ * Returns SIZE_MAX when out of memory. */
+static size_t hmap_slot(hmap *m, const hkey *k, bool *found)
+{
+    if ((m->count + 1) * 2 > m->cap && !hmap_grow(m))
+        return SIZE_MAX;
+    size_t i = (size_t)hash_key(k) & (m->cap - 1);
+    for (;;) {
+        if (m->vals[i] == UINT32_MAX) {
+            *found = false;
+            return i;
+        }
+        if (memcmp(&m->keys[i], k, sizeof *k) == 0) {
+            *found = true;
+            return i;
+        }
+        i = (i + 1) & (m->cap - 1);
+    }
+}
+
+static bool hmap_grow(hmap *m)
+{
+    hmap n;
+    if (!hmap_init(&n, m->cap)) {
+        hmap_free(&n);
+        return false;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->vals[i] != UINT32_MAX) {
+            size_t j = (size_t)hash_key(&m->keys[i]) & (n.cap - 1);
+            while (n.vals[j] != UINT32_MAX)
+                j = (j + 1) & (n.cap - 1);
+            n.keys[j] = m->keys[i];
+            n.vals[j] = m->vals[i];
+        }
+    n.count = m->count;
+    hmap_free(m);
+    *m = n;
+    return true;
+}
+
+/* ---- build ---- */
+
+typedef struct leaf {
+    int32_t cell[3];
+    double pos[3]; /* voxel units, absolute */
+    float normal[3];
+    uint8_t material;
+} leaf;
+
+typedef struct node {
+    int32_t min[3]; /* first cell */
+    int level;
+    q_qef qef;
+    double nsum[3];
+    uint8_t material;
+    double leaf[3]; /* level 0: the leaf's own position */
+    uint32_t out;   /* output vertex */
+} node;
+
+static int32_t floor_div(int32_t a, int32_t b)
+{
+    return (int32_t)(a >= 0 ? a / b : -((-(int64_t)a + b - 1) / b));
+}
+
+q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float scale, q_lod_level_fn level, void *ud,
+                     q_lod_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    for (int a = 0; a < 3; a++)
+        if (box.min[a] > box.max[a]) {
+            snprintf(err, errlen, "box must satisfy min <= max");
+            return Q_ERR_ARGUMENT;
+        }
+    q_status st = Q_OK;
+    buf leaves = {.elem = sizeof(leaf)}, tris = {.elem = 3 * sizeof(uint32_t)};
+    buf nodes = {.elem = sizeof(node)}, leaf_node = {.elem = sizeof(uint32_t)};
+    buf final = {.elem = 4 * sizeof(uint32_t)}; /* a, b, c, chunk-interior level or -1 */
+    hmap vmap = {0}, nmap = {0}, tmap = {0};
+    q_box piece_max = {{0, 0, 0}, {Q_LOD_CHUNK, Q_LOD_CHUNK, Q_LOD_CHUNK}};
+    size_t nv = q_dc_vertex_bound(piece_max), ni = q_dc_index_bound(piece_max);
+    size_t scratch_bytes = q_dc_scratch_bytes(piece_max);
+    size_t bytes = nv * (3 * sizeof(float) * 2 + 1 + 3 * sizeof(int32_t)) + ni * sizeof(uint32_t) + scratch_bytes + 16;
+    unsigned char *mem = q_alloc(bytes);
+    if (!mem || !hmap_init(&vmap, 1024) || !hmap_init(&nmap, 1024) || !hmap_init(&tmap, 1024)) {
+        st = Q_ERR_MEMORY;
+        goto fail;
+    }
+    q_dc_output o = {0};
+    o.positions = (float *)mem;
+    o.normals = o.positions + 3 * nv;
+    o.cells = (int32_t *)(o.normals + 3 * nv);
+    o.indices = (uint32_t *)(o.cells + 3 * nv);
+    o.materials = (uint8_t *)(o.indices + ni);
+    void *scratch = o.materials + nv;
+    /* scratch wants float alignment */
+    scratch = (void *)(((uintptr_t)scratch + 15) & ~(uintptr_t)15);
+    o.vertex_capacity = nv;
+    o.index_capacity = ni;
+
+    /* 1. LOD0 leaves and triangles, one chunk piece at a time. */
+    int32_t c0[3], c1[3];
+    for (int a = 0; a < 3; a++) {
+        c0[a] = floor_div(box.min[a], Q_LOD_CHUNK);
+        c1[a] = floor_div(box.max[a] - 1, Q_LOD_CHUNK);
+    }
+    if (q_box_volume(box) > 0)
+        for (int32_t cz = c0[2]; cz <= c1[2]; cz++)
+            for (int32_t cy = c0[1]; cy <= c1[1]; cy++)
+                for (int32_t cx = c0[0]; cx <= c1[0]; cx++) {
+                    int32_t cc[3] = {cx, cy, cz};
+                    q_box p;
+                    for (int a = 0; a < 3; a++) {
+                        int32_t lo = cc[a] * Q_LOD_CHUNK, hi = lo + Q_LOD_CHUNK;
+                        p.min[a] = lo > box.min[a] ? lo : box.min[a];
+                        p.max[a] = hi < box.max[a] ? hi : box.max[a];
+                        o.origin[a] = p.min[a];
+                    }
+                    st = q_dc_mesh(t, p, surface, 1.0f, &o, scratch, err, errlen);
+                    if (st != Q_OK)
+                        goto fail;
+                    uint32_t *ids = q_alloc((o.vertex_count + 1) * sizeof(uint32_t));
+                    if (!ids) {
+                        st = Q_ERR_MEMORY;
+                        goto fail;
+                    }
+                    for (size_t v = 0; v < o.vertex_count; v++) {
+                        const int32_t *cell = o.cells + 3 * v;
+                        hkey k = {{cell[0], cell[1], cell[2], 0}};
+                        for (int a = 0; a < 3; a++) {
+                            double abs_pos = (double)o.positions[3 * v + a] + o.origin[a];
+                            int64_t q = (int64_t)llround((abs_pos - cell[a] - 0.5) * Q_DC_GRID);
+                            k.k[3] |= (q & 0xfffff) << (20 * a);
+                        }
+                        bool found;
+                        size_t s = hmap_slot(&vmap, &k, &found);
+                        if (s == SIZE_MAX) {
+                            q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
+                            st = Q_ERR_MEMORY;
+                            goto fail;
+                        }
+                        if (!found) {
+                            leaf *l = buf_push(&leaves);
+                            if (!l) {
+                                q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
+                                st = Q_ERR_MEMORY;
+                                goto fail;
+                            }
+                            for (int a = 0; a < 3; a++) {
+                                l->cell[a] = cell[a];
+                                l->pos[a] = (double)o.positions[3 * v + a] + o.origin[a];
+                                l->normal[a] = o.normals[3 * v + a];
+                            }
+                            l->material = o.materials[v];
+                            vmap.keys[s] = k;
+                            vmap.vals[s] = (uint32_t)(leaves.n - 1);
+                            vmap.count++;
+                        }
+                        ids[v] = vmap.vals[s];
+                    }
+                    for (size_t i = 0; i < o.index_count; i += 3) {
+                        uint32_t *tr = buf_push(&tris);
+                        if (!tr) {
+                            q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
+                            st = Q_ERR_MEMORY;
+                            goto fail;
+                        }
+                        for (int k = 0; k < 3; k++)
+                            tr[k] = ids[o.indices[i + k]];
+                    }
+                    q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
+                }
+    out->lod0_triangles = tris.n;
+
+    /* 2. Octree nodes: each leaf goes to its node at its chunk's level; the
+     * node's QEF is the sum of its leaves' planes (= of its children's). */
+    if (!buf_reserve(&leaf_node, leaves.n + 1)) {
+        st = Q_ERR_MEMORY;
+        goto fail;
+    }
+    for (size_t i = 0; i < leaves.n; i++) {
+        const leaf *l = (const leaf *)leaves.p + i;
+        int32_t ch[3];
+        for (int a = 0; a < 3; a++)
+            ch[a] = floor_div(l->cell[a], Q_LOD_CHUNK);
+        int L = level ? level(ud, ch) : 0;
+        L = L < 0 ? 0 : L > Q_LOD_MAX_LEVEL ? Q_LOD_MAX_LEVEL : L;
+        hkey k;
+        if (L == 0)
+            k = (hkey){{-1, (int64_t)i, 0, 0}}; /* leaves stay themselves (several per cell possible) */
+        else
+            k = (hkey){{L, floor_div(l->cell[0], 1 << L), floor_div(l->cell[1], 1 << L), floor_div(l->cell[2], 1 << L)}};
+        bool found;
+        size_t s = hmap_slot(&nmap, &k, &found);
+        if (s == SIZE_MAX) {
+            st = Q_ERR_MEMORY;
+            goto fail;
+        }
+        if (!found) {
+            node *n = buf_push(&nodes);
+            if (!n) {
+                st = Q_ERR_MEMORY;
+                goto fail;
+            }
+            memset(n, 0, sizeof *n);
+            n->level = L;
+            for (int a = 0; a < 3; a++)
+                n->min[a] = L ? (int32_t)k.k[1 + a] * (1 << L) : l->cell[a];
+            n->material = l->material;
+            memcpy(n->leaf, l->pos, sizeof n->leaf);
+            n->out = UINT32_MAX;
+            q_qef_clear(&n->qef);
+            nmap.keys[s] = k;
+            nmap.vals[s] = (uint32_t)(nodes.n - 1);
+            nmap.count++;
+        }
+        node *n = (node *)nodes.p + nmap.vals[s];
+        double p[3], nn[3];
+        for (int a = 0; a < 3; a++) {
+            p[a] = l->pos[a] - (n->min[a] + 0.5); /* relative to the node's first corner */
+            nn[a] = l->normal[a];
+            n->nsum[a] += nn[a];
+        }
+        q_qef_add(&n->qef, p, nn);
+        ((uint32_t *)leaf_node.p)[i] = nmap.vals[s];
+    }
+
+    /* 3. Triangles through the nodes: drop collapsed ones, cancel pairs of
+     * opposite orientation (net count per vertex triple). */
+    buf net = {.elem = sizeof(int32_t)}, keyed = {.elem = 3 * sizeof(uint32_t)};
+    for (size_t i = 0; i < tris.n; i++) {
+        const uint32_t *tr = (const uint32_t *)tris.p + 3 * i;
+        uint32_t v[3];
+        for (int k = 0; k < 3; k++)
+            v[k] = ((uint32_t *)leaf_node.p)[tr[k]];
+        if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+            continue;
+        /* rotate the smallest first; then orientation is whether v1 < v2 */
+        while (v[0] > v[1] || v[0] > v[2]) {
+            uint32_t s0 = v[0];
+            v[0] = v[1];
+            v[1] = v[2];
+            v[2] = s0;
+        }
+        int sign = v[1] < v[2] ? 1 : -1;
+        hkey k = {{v[0], v[1] < v[2] ? v[1] : v[2], v[1] < v[2] ? v[2] : v[1], 0}};
+        bool found;
+        size_t s = hmap_slot(&tmap, &k, &found);
+        if (s == SIZE_MAX) {
+            buf_free(&net);
+            buf_free(&keyed);
+            st = Q_ERR_MEMORY;
+            goto fail;
+        }
+        if (!found) {
+            int32_t *c = buf_push(&net);
+            uint32_t *kk = buf_push(&keyed);
+            if (!c || !kk) {
+                buf_free(&net);
+                buf_free(&keyed);
+                st = Q_ERR_MEMORY;
+                goto fail;
+            }
+            *c = 0;
+            kk[0] = (uint32_t)k.k[0];
+            kk[1] = (uint32_t)k.k[1];
+            kk[2] = (uint32_t)k.k[2];
+            tmap.keys[s] = k;
+            tmap.vals[s] = (uint32_t)(net.n - 1);
+            tmap.count++;
+        }
+        ((int32_t *)net.p)[tmap.vals[s]] += sign;
+    }
+    for (size_t i = 0; i < net.n; i++) {
+        int32_t c = ((int32_t *)net.p)[i];
+        const uint32_t *kk = (const uint32_t *)keyed.p + 3 * i;
+        for (int32_t r = 0; r < (c < 0 ? -c : c); r++) {
+            uint32_t *f = buf_push(&final);
+            if (!f) {
+                buf_free(&net);
+                buf_free(&keyed);
+                st = Q_ERR_MEMORY;
+                goto fail;
+            }
+            f[0] = kk[0];
+            f[1] = c > 0 ? kk[1] : kk[2];
+            f[2] = c > 0 ? kk[2] : kk[1];
+            /* chunk-interior when all three nodes lie in one chunk */
+            int32_t ch[3][3];
+            for (int k = 0; k < 3; k++) {
+                const node *n = (const node *)nodes.p + f[k];
+                for (int a = 0; a < 3; a++)
+                    ch[k][a] = floor_div(n->min[a], Q_LOD_CHUNK);
+            }
+            bool same = memcmp(ch[0], ch[1], sizeof ch[0]) == 0 && memcmp(ch[0], ch[2], sizeof ch[0]) == 0;
+            f[3] = same ? (uint32_t)((const node *)nodes.p + f[0])->level : UINT32_MAX;
+        }
+    }
+    buf_free(&net);
+    buf_free(&keyed);
+
+    /* 4. Output: chunk triangles first, then seams; vertices are the used
+     * nodes, solved and clamped to their cubes. */
+    size_t nout = 0;
+    for (size_t i = 0; i < final.n; i++) {
+        const uint32_t *f = (const uint32_t *)final.p + 4 * i;
+        for (int k = 0; k < 3; k++) {
+            node *n = (node *)nodes.p + f[k];
+            if (n->out == UINT32_MAX)
+                n->out = (uint32_t)nout++;
+        }
+        if (f[3] == UINT32_MAX)
+            out->seam_triangles++;
+        else {
+            out->chunk_triangles++;
+            out->triangles_per_level[f[3]]++;
+        }
+    }
+    if (final.n) {
+        q_mesh *m = q_mesh_create(nout, 3 * final.n, true, true);
+        if (!m) {
+            st = Q_ERR_MEMORY;
+            goto fail;
+        }
+        for (size_t i = 0; i < nodes.n; i++) {
+            const node *n = (const node *)nodes.p + i;
+            if (n->out == UINT32_MAX)
+                continue;
+            double v[3];
+            q_qef_solve(&n->qef, v);
+            double size = (double)(1 << n->level);
+            double len = sqrt(n->nsum[0] * n->nsum[0] + n->nsum[1] * n->nsum[1] + n->nsum[2] * n->nsum[2]);
+            for (int a = 0; a < 3; a++) {
+                double l = v[a] < 0 ? 0 : v[a] > size ? size : v[a];
+                double p = n->level == 0 ? n->leaf[a] : n->min[a] + 0.5 + l; /* a leaf stays itself */
+                m->positions[3 * n->out + a] = (float)(p * scale);
+                m->normals[3 * n->out + a] = len > 0 ? (float)(n->nsum[a] / len) : 0.0f;
+            }
+            m->materials[n->out] = n->material;
+        }
+        size_t w = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t i = 0; i < final.n; i++) {
+                const uint32_t *f = (const uint32_t *)final.p + 4 * i;
+                if ((f[3] == UINT32_MAX) != (pass == 1))
+                    continue;
+                for (int k = 0; k < 3; k++)
+                    m->indices[w++] = ((const node *)nodes.p + f[k])->out;
+            }
+        out->mesh = m;
+    }
+
+fail:
+    if (st == Q_ERR_MEMORY)
+        snprintf(err, errlen, "out of memory");
+    if (mem)
+        q_free(mem, bytes);
+    buf_free(&leaves);
+    buf_free(&tris);
+    buf_free(&nodes);
+    buf_free(&leaf_node);
+    buf_free(&final);
+    hmap_free(&vmap);
+    hmap_free(&nmap);
+    hmap_free(&tmap);
+    return st;
+}
