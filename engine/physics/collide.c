@@ -482,8 +482,19 @@ int q_core_poly(const q_poly *p, const q_convex *c, double margin, unsigned flag
             sub3(pcore, pp, d);
             for (int k = 0; k < 3; k++)
                 n[k] = d[k] / dist;
-            if ((flags & Q_NP_ONE_SIDED) && dot3(n, p->tn) < 0)
-                goto faces; /* below a one-sided triangle: push along its face */
+            if ((flags & Q_NP_ONE_SIDED) && dot3(n, p->tn) < 0) {
+                /* behind a one-sided triangle: push along its face only
+                 * when the core's closest point lies under the face */
+                for (int i = 0; i < 3; i++) {
+                    double e[3], sn[3], r[3];
+                    sub3(p->bv[(i + 1) % 3], p->bv[i], e);
+                    cross3(e, p->tn, sn);
+                    sub3(pcore, p->bv[i], r);
+                    if (dot3(sn, r) > 0)
+                        return 0;
+                }
+                goto faces;
+            }
             sep_best = dist - c->radius;
             have_axis = true;
             /* a face almost aligned with n? then use it (two points for capsules) */

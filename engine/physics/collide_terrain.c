@@ -17,8 +17,11 @@
  * inactive. The rule: a triangle contact whose normal is not the
  * triangle's face normal, and whose triangle feature (the vertices extreme
  * along the normal) is an inactive edge or a vertex whose two edges in the
- * triangle are both inactive, is recomputed along the face normal with the
- * shape clipped to the triangle (nothing if it does not project on it).
+ * triangle are both inactive, takes the triangle's face normal: boxes and
+ * hulls are recomputed along it with their incident face clipped to the
+ * triangle (nothing if it does not project on it); spheres and capsules keep
+ * their point and true distance with the normal replaced (a closer face
+ * contact of the neighbour always exists there, so nothing is lost).
  * So on flat or concave ground every contact normal is a face normal, and a
  * shape sliding across triangle edges and chunk borders never meets a
  * sideways or upward edge normal; at real (convex) ridges edge normals stay.
@@ -270,8 +273,13 @@ static int collide_triangle(const gather *g, const ttri *t, const q_collider *s,
         internal = true;
     if (!internal)
         return r;
+    if (is_core) {
+        /* normal correction: the true distance, along the face normal */
+        memcpy(m->normal, tp.tn, sizeof tp.tn);
+        return r;
+    }
     unsigned fl = Q_NP_ONE_SIDED | Q_NP_FACE_ONLY | Q_NP_CLIP_STRICT;
-    return is_core ? q_core_poly(&tp, core, margin, fl, m) : q_poly_poly(&tp, body, margin, fl, m);
+    return q_poly_poly(&tp, body, margin, fl, m);
 }
 
 typedef struct full_ctx {
