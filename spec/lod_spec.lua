@@ -1,0 +1,244 @@
+-- Clipmap LOD (issue 8): crack-free meshes for mixed levels, distance to
+-- LOD0 per level, triangle falloff, edits on LOD borders. Every check is an
+-- invariant computed here from the index lists or a brute-force distance.
+local quarry = require "quarry"
+
+-- Directed edge counts: a crack is an edge without its reverse. Returns the
+-- number of unmatched directed edges and of edges not used exactly once each way.
+local function edge_check(m)
+  local ix = m:indices()
+  local d = {}
+  for t = 0, #ix // 3 - 1 do
+    for k = 0, 2 do
+      local a, b = ix[3 * t + k + 1], ix[3 * t + (k + 1) % 3 + 1]
+      assert(a ~= b, "degenerate triangle")
+      local key = a * 16777216 + b
+      d[key] = (d[key] or 0) + 1
+    end
+  end
+  local open, nonmanifold = 0, 0
+  for key, n in pairs(d) do
+    local a, b = key // 16777216, key % 16777216
+    if (d[b * 16777216 + a] or 0) ~= n then open = open + 1 end
+    if n ~= 1 then nonmanifold = nonmanifold + 1 end
+  end
+  return open, nonmanifold
+end
+
+local function plain(m)
+  local v, ix = m:vertices(), m:indices()
+  local p = {}
+  for i = 1, #v do p[i] = {v[i].x, v[i].y, v[i].z} end
+  return p, ix
+end
+
+local function sub(a, b) return {a[1] - b[1], a[2] - b[2], a[3] - b[3]} end
+local function dot(a, b) return a[1] * b[1] + a[2] * b[2] + a[3] * b[3] end
+
+-- Distance from p to triangle abc (Ericson, Real-Time Collision Detection 5.1.5).
+local function point_triangle(p, a, b, c)
+  local ab, ac, ap = sub(b, a), sub(c, a), sub(p, a)
+  local d1, d2 = dot(ab, ap), dot(ac, ap)
+  local q
+  if d1 <= 0 and d2 <= 0 then q = a else
+    local bp = sub(p, b)
+    local d3, d4 = dot(ab, bp), dot(ac, bp)
+    if d3 >= 0 and d4 <= d3 then q = b else
+      local vc = d1 * d4 - d3 * d2
+      if vc <= 0 and d1 >= 0 and d3 <= 0 then
+        local v = d1 / (d1 - d3); q = {a[1] + v * ab[1], a[2] + v * ab[2], a[3] + v * ab[3]}
+      else
+        local cp = sub(p, c)
+        local d5, d6 = dot(ab, cp), dot(ac, cp)
+        if d6 >= 0 and d5 <= d6 then q = c else
+          local vb = d5 * d2 - d1 * d6
+          if vb <= 0 and d2 >= 0 and d6 <= 0 then
+            local w = d2 / (d2 - d6); q = {a[1] + w * ac[1], a[2] + w * ac[2], a[3] + w * ac[3]}
+          else
+            local va = d3 * d6 - d5 * d4
+            if va <= 0 and (d4 - d3) >= 0 and (d5 - d6) >= 0 then
+              local w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
+              q = {b[1] + w * (c[1] - b[1]), b[2] + w * (c[2] - b[2]), b[3] + w * (c[3] - b[3])}
+            else
+              local den = 1 / (va + vb + vc)
+              local v, w = vb * den, vc * den
+              q = {a[1] + ab[1] * v + ac[1] * w, a[2] + ab[2] * v + ac[2] * w, a[3] + ab[3] * v + ac[3] * w}
+            end
+          end
+        end
+      end
+    end
+  end
+  local e = sub(p, q)
+  return math.sqrt(dot(e, e))
+end
+
+-- Bucketed brute force: distance from each sample point to the nearest
+-- triangle of m (buckets of B voxels by triangle bounds, rings searched
+-- until the best distance is inside the searched radius).
+local B = 4
+local function surface(m)
+  local p, ix = plain(m)
+  local grid = {}
+  for t = 0, #ix // 3 - 1 do
+    local a, b, c = p[ix[3 * t + 1]], p[ix[3 * t + 2]], p[ix[3 * t + 3]]
+    local lo, hi = {}, {}
+    for k = 1, 3 do
+      lo[k] = math.floor(math.min(a[k], b[k], c[k]) / B)
+      hi[k] = math.floor(math.max(a[k], b[k], c[k]) / B)
+    end
+    for x = lo[1], hi[1] do for y = lo[2], hi[2] do for z = lo[3], hi[3] do
+      local key = (x * 4096 + y) * 4096 + z
+      grid[key] = grid[key] or {}
+      table.insert(grid[key], {a, b, c})
+    end end end
+  end
+  return function(q)
+    local cx, cy, cz = math.floor(q[1] / B), math.floor(q[2] / B), math.floor(q[3] / B)
+    local best = math.huge
+    for r = 0, 64 do
+      for x = cx - r, cx + r do for y = cy - r, cy + r do for z = cz - r, cz + r do
+        if math.max(math.abs(x - cx), math.abs(y - cy), math.abs(z - cz)) == r then
+          local list = grid[(x * 4096 + y) * 4096 + z]
+          if list then
+            for _, tri in ipairs(list) do
+              local d = point_triangle(q, tri[1], tri[2], tri[3])
+              if d < best then best = d end
+            end
+          end
+        end
+      end end end
+      if best <= r * B then return best end
+    end
+    return best
+  end
+end
+
+-- Symmetric sampled Hausdorff distance: vertices and triangle centroids of
+-- each mesh against the other's surface.
+local function hausdorff(m1, m2)
+  local worst = 0
+  for _, pair in ipairs{{m1, m2}, {m2, m1}} do
+    local dist = surface(pair[2])
+    local p, ix = plain(pair[1])
+    for i = 1, #p do worst = math.max(worst, dist(p[i])) end
+    for t = 0, #ix // 3 - 1, 3 do
+      local a, b, c = p[ix[3 * t + 1]], p[ix[3 * t + 2]], p[ix[3 * t + 3]]
+      worst = math.max(worst, dist{(a[1] + b[1] + c[1]) / 3, (a[2] + b[2] + c[2]) / 3, (a[3] + b[3] + c[3]) / 3})
+    end
+  end
+  return worst
+end
+
+describe("clipmap LOD", function()
+  it("uniform LOD meshes of a closed solid are closed and fall 4x per level", function()
+    local w = quarry.world.new{}
+    w.terrain:fill_ball({60, 40, 70}, 30, "rock")
+    local prev
+    for lod = 0, 4 do
+      local m = w.terrain:mesh({0, 0, 0}, {128, 96, 128}, {lod = lod})
+      local open, nonman = edge_check(m)
+      assert.are.equal(0, open)
+      assert.are.equal(0, nonman)
+      assert.is_true(m:volume() > 0)
+      if prev and lod <= 3 then
+        local ratio = prev / m:triangle_count()
+        assert.is_true(ratio > 3 and ratio < 5, "lod " .. lod .. " ratio " .. ratio)
+      end
+      prev = m:triangle_count()
+    end
+  end)
+
+  it("active meshes plus seams are watertight for many random viewers", function()
+    local w = quarry.world.new{}
+    local T = w.terrain
+    T:fill_ball({64, 48, 64}, 44, "rock")
+    T:fill_region({100, 20, 10}, {140, 60, 50}, "dirt")
+    T:carve_ball({90, 60, 80}, 12)
+    local rng = 12345
+    local function rand(n) rng = (rng * 1103515245 + 12345) % 2147483648; return rng % n end
+    local mixed = 0
+    local worst_nonman = 0
+    for i = 1, 25 do
+      local v = {rand(200) - 30, rand(120) - 10, rand(200) - 30}
+      w:set_viewer(v, {distances = {6 + rand(20), 40, 60, 80}})
+      local m, info = w:lod_mesh()
+      local open, nonman = edge_check(m)
+      assert.are.equal(0, open, "crack for viewer " .. table.concat(v, ","))
+      -- vertex clustering may pinch where a node holds two sheets; rare
+      worst_nonman = math.max(worst_nonman, nonman / (3 * m:triangle_count()))
+      assert.is_true(m:volume() > 0)
+      local levels = 0
+      for _, n in ipairs(info.triangles_per_level) do if n > 0 then levels = levels + 1 end end
+      if levels > 1 then mixed = mixed + 1 end
+      assert.are.equal(info.chunk_triangles + info.seam_triangles, m:triangle_count())
+    end
+    assert.is_true(mixed >= 8, "only " .. mixed .. " viewers gave mixed levels")
+    print(string.format("worst share of non-manifold edges: %.5f", worst_nonman))
+    assert.is_true(worst_nonman < 0.02)
+  end)
+
+  it("LOD n stays within c * 2^n voxels of LOD 0 on hills", function()
+    local w = quarry.world.new{}
+    w.terrain:generate{kind = "hills", size = {64, 40, 64}, seed = 3}
+    local m0 = w.terrain:mesh({0, 0, 0}, {64, 40, 64})
+    local c = 0
+    local counts = {m0:triangle_count()}
+    for lod = 1, 3 do
+      local m = w.terrain:mesh({0, 0, 0}, {64, 40, 64}, {lod = lod})
+      counts[#counts + 1] = m:triangle_count()
+      local h = hausdorff(m, m0)
+      c = math.max(c, h / 2 ^ lod)
+      print(string.format("lod %d: %d triangles (LOD0 %d), Hausdorff %.3f voxels, c = %.3f", lod,
+                          m:triangle_count(), m0:triangle_count(), h, h / 2 ^ lod))
+    end
+    assert.is_true(c <= 1.0, "c = " .. c)
+    for lod = 1, 2 do
+      local ratio = counts[lod] / counts[lod + 1]
+      assert.is_true(ratio > 3 and ratio < 5.5, "hills ratio at lod " .. lod .. ": " .. ratio)
+    end
+  end)
+
+  it("an edit on an LOD border remeshes both sides and stays crack-free", function()
+    local w = quarry.world.new{}
+    w.terrain:fill_region({0, 0, 0}, {128, 40, 64}, "rock")
+    -- viewer over chunk x = 0: chunk x = 0 at LOD0, x = 1 at LOD1 (border at x = 32)
+    w:set_viewer({10, 40, 20}, {distances = {20, 60, 200, 400}})
+    local before, info0 = w:lod_mesh()
+    assert.are.equal(0, (edge_check(before)))
+    assert.is_true(info0.triangles_per_level[1] > 0 and info0.triangles_per_level[2] > 0)
+    w.terrain:carve_ball({32, 40, 20}, 6)
+    local after = w:lod_mesh()
+    local open, nonman = edge_check(after)
+    assert.are.equal(0, open)
+    assert.are.equal(0, nonman)
+    -- the pit shows on both sides of the border: vertices below the top at x < 32 and x > 32
+    local left, right = false, false
+    for _, v in ipairs(after:vertices()) do
+      if v.y < 39 then
+        if v.x < 31 then left = true elseif v.x > 33 then right = true end
+      end
+    end
+    assert.is_true(left and right)
+    assert.is_true(after:volume() < before:volume() - 200)
+    -- against the LOD0 mesh of the carved block, the pit is where it should be
+    local lod0 = w.terrain:mesh({-1, -1, -1}, {129, 41, 65})
+    assert.is_true(math.abs(after:volume() - lod0:volume()) < 0.01 * lod0:volume())
+  end)
+
+  it("stats report triangles per LOD; bad input is refused", function()
+    local w = quarry.world.new{}
+    w.terrain:fill_ball({40, 40, 40}, 20, "rock")
+    w:set_viewer({0, 40, 40}, {distances = {10, 20, 40, 80}})
+    local m, info = w:lod_mesh()
+    local s = w:stats()
+    assert.are.equal(5, #s.lod_triangles)
+    local sum = s.seam_triangles
+    for i = 1, 5 do sum = sum + s.lod_triangles[i] end
+    assert.are.equal(m:triangle_count(), sum)
+    assert.are.same(info.triangles_per_level, s.lod_triangles)
+    assert.has_error(function() w:set_viewer({0, 0}) end)
+    assert.has_error(function() w:set_viewer({0, 0, 0}, {distances = {3, 2, 1, 0}}) end, nil)
+    assert.has_error(function() w.terrain:mesh({0, 0, 0}, {8, 8, 8}, {lod = 9}) end)
+  end)
+end)
