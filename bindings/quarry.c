@@ -39,6 +39,7 @@ int luaopen_quarry(lua_State *L)
     lua_setfield(L, -2, "mesh");
     ql_open_decompose(L);
     ql_open_lod(L);
+    ql_open_fracture(L);
     lua_pushcfunction(L, ql_hull);
     lua_setfield(L, -2, "hull");
     ql_open_gridsort(L);

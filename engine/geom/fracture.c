@@ -1,0 +1,626 @@
+/* Voronoi fracture of a mesh (design note 003; see fracture.h).
+ *
+ * Each cell's fragment starts as the whole (welded) mesh and is cut by the
+ * cell's bisector planes one at a time, nearest neighbour first. A cut keeps
+ * the triangles behind the plane, splits the crossing ones (one new vertex
+ * per crossing edge, shared by both of its triangles, so the result stays
+ * welded), and closes the hole: the kept triangles' edges that lie on the
+ * plane and have no reverse twin form the cut's boundary loops, and a fan
+ * from their centroid, wound the other way, closes them. Clipping the
+ * earlier caps with the later planes leaves exactly the fragment
+ * (mesh interior) intersected with the cell.
+ */
+#include "geom/fracture.h"
+
+#include "core/alloc.h"
+#include "geom/voronoi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+q_fracture_params q_default_fracture_params(void)
+{
+    q_fracture_params p;
+    memset(&p, 0, sizeof p);
+    p.pieces = 16;
+    p.seed = 1;
+    return p;
+}
+
+/* ---- growable arrays (q_alloc) ---- */
+
+static bool grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t nc = *cap ? *cap : 64;
+    while (nc < need)
+        nc *= 2;
+    void *q = q_realloc(*p, *cap * elem, nc * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = nc;
+    return true;
+}
+
+typedef struct piece {
+    double *v;    /* 3 per vertex */
+    size_t nv, cv;
+    int *t;       /* 3 per triangle */
+    uint8_t *fl;  /* per triangle: 1 = interior (cap) */
+    size_t nt, ct, cfl;
+} piece;
+
+typedef struct scratch {
+    double *d;
+    int *remap;
+    uint8_t *on;
+    size_t cap_v, cap_r, cap_on;
+    double *nv;
+    size_t n_nv, c_nv;
+    int *nt;
+    uint8_t *nfl;
+    size_t n_nt, c_nt, c_nfl;
+    uint64_t *hkey;
+    int *hval;
+    size_t hcap, hcap_v;
+    uint64_t *edges;
+    size_t c_edges;
+} scratch;
+
+static void piece_free(piece *p)
+{
+    q_free(p->v, p->cv * 3 * sizeof(double));
+    q_free(p->t, p->ct * 3 * sizeof(int));
+    q_free(p->fl, p->cfl);
+    memset(p, 0, sizeof *p);
+}
+
+static void scratch_free(scratch *s)
+{
+    q_free(s->d, s->cap_v * sizeof(double));
+    q_free(s->remap, s->cap_r * sizeof(int));
+    q_free(s->on, s->cap_on);
+    q_free(s->nv, s->c_nv * 3 * sizeof(double));
+    q_free(s->nt, s->c_nt * 3 * sizeof(int));
+    q_free(s->nfl, s->c_nfl);
+    q_free(s->hkey, s->hcap * sizeof(uint64_t));
+    q_free(s->hval, s->hcap_v * sizeof(int));
+    q_free(s->edges, s->c_edges * sizeof(uint64_t));
+    memset(s, 0, sizeof *s);
+}
+
+static bool push_vertex(scratch *s, const double x[3], bool on)
+{
+    if (!grow((void **)&s->nv, &s->c_nv, s->n_nv + 1, 3 * sizeof(double)) ||
+        !grow((void **)&s->on, &s->cap_on, s->n_nv + 1, 1))
+        return false;
+    memcpy(s->nv + 3 * s->n_nv, x, 3 * sizeof(double));
+    s->on[s->n_nv] = on;
+    s->n_nv++;
+    return true;
+}
+
+static bool push_tri(scratch *s, int a, int b, int c, uint8_t fl)
+{
+    if (a == b || b == c || a == c)
+        return true;
+    if (!grow((void **)&s->nt, &s->c_nt, s->n_nt + 1, 3 * sizeof(int)) ||
+        !grow((void **)&s->nfl, &s->c_nfl, s->n_nt + 1, 1))
+        return false;
+    s->nt[3 * s->n_nt] = a;
+    s->nt[3 * s->n_nt + 1] = b;
+    s->nt[3 * s->n_nt + 2] = c;
+    s->nfl[s->n_nt] = fl;
+    s->n_nt++;
+    return true;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Split vertex of old edge (a, b): one per edge, computed from the lower
+ * index so both triangles of the edge get the same point. -1: no memory. */
+static int split_edge(scratch *s, const piece *p, int a, int b)
+{
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    uint64_t key = ((uint64_t)(uint32_t)lo << 32) | (uint32_t)hi;
+    size_t mask = s->hcap - 1, h = (size_t)mix64(key) & mask;
+    while (s->hkey[h] != UINT64_MAX) {
+        if (s->hkey[h] == key)
+            return s->hval[h];
+        h = (h + 1) & mask;
+    }
+    double t = s->d[lo] / (s->d[lo] - s->d[hi]);
+    const double *x = p->v + 3 * lo, *y = p->v + 3 * hi;
+    double q[3] = {x[0] + t * (y[0] - x[0]), x[1] + t * (y[1] - x[1]), x[2] + t * (y[2] - x[2])};
+    if (!push_vertex(s, q, true))
+        return -1;
+    s->hkey[h] = key;
+    s->hval[h] = (int)s->n_nv - 1;
+    return (int)s->n_nv - 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keeps the part of p with dot(n, x) <= dd (n unit), capped. false: no memory. */
+static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
+{
+    if (!grow((void **)&s->d, &s->cap_v, p->nv, sizeof(double)) ||
+        !grow((void **)&s->remap, &s->cap_r, p->nv, sizeof(int)))
+        return false;
+    bool any_out = false, any_in = false;
+    for (size_t i = 0; i < p->nv; i++) {
+        const double *x = p->v + 3 * i;
+        double d = x[0] * n[0] + x[1] * n[1] + x[2] * n[2] - dd;
+        if (fabs(d) <= eps)
+            d = 0;
+        s->d[i] = d;
+        any_out |= d > 0;
+        any_in |= d < 0;
+    }
+    if (!any_out)
+        return true;
+    if (!any_in) {
+        p->nt = 0;
+        return true;
+    }
+    s->n_nv = 0;
+    s->n_nt = 0;
+    for (size_t i = 0; i < p->nv; i++) {
+        if (s->d[i] <= 0) {
+            s->remap[i] = (int)s->n_nv;
+            if (!push_vertex(s, p->v + 3 * i, s->d[i] == 0))
+                return false;
+        } else {
+            s->remap[i] = -1;
+        }
+    }
+    size_t crossing = 0;
+    for (size_t k = 0; k < p->nt; k++) {
+        const int *t = p->t + 3 * k;
+        double d0 = s->d[t[0]], d1 = s->d[t[1]], d2 = s->d[t[2]];
+        if ((d0 > 0 || d1 > 0 || d2 > 0) && (d0 < 0 || d1 < 0 || d2 < 0))
+            crossing++;
+    }
+    size_t need = 16;
+    while (need < 4 * crossing + 16)
+        need *= 2;
+    if (!grow((void **)&s->hkey, &s->hcap, need, sizeof(uint64_t)) ||
+        !grow((void **)&s->hval, &s->hcap_v, s->hcap, sizeof(int)))
+        return false;
+    /* use exactly a power of two no larger than the arrays */
+    size_t hc = need;
+    memset(s->hkey, 0xff, hc * sizeof(uint64_t));
+    size_t saved_cap = s->hcap;
+    s->hcap = hc;
+    bool ok = true;
+    for (size_t k = 0; k < p->nt && ok; k++) {
+        const int *t = p->t + 3 * k;
+        double d0 = s->d[t[0]], d1 = s->d[t[1]], d2 = s->d[t[2]];
+        if (d0 <= 0 && d1 <= 0 && d2 <= 0) {
+            ok = push_tri(s, s->remap[t[0]], s->remap[t[1]], s->remap[t[2]], p->fl[k]);
+            continue;
+        }
+        if (d0 >= 0 && d1 >= 0 && d2 >= 0)
+            continue;
+        int poly[4], np = 0;
+        for (int e = 0; e < 3; e++) {
+            int a = t[e], b = t[(e + 1) % 3];
+            if (s->d[a] <= 0)
+                poly[np++] = s->remap[a];
+            if ((s->d[a] < 0 && s->d[b] > 0) || (s->d[a] > 0 && s->d[b] < 0)) {
+                int id = split_edge(s, p, a, b);
+                if (id < 0) {
+                    ok = false;
+                    break;
+                }
+                poly[np++] = id;
+            }
+        }
+        for (int j = 1; ok && j + 1 < np; j++)
+            ok = push_tri(s, poly[0], poly[j], poly[j + 1], p->fl[k]);
+    }
+    s->hcap = saved_cap;
+    if (!ok)
+        return false;
+    /* boundary edges on the plane: directed edges without a reverse twin */
+    size_t ne = 0;
+    for (size_t k = 0; k < s->n_nt; k++) {
+        const int *t = s->nt + 3 * k;
+        for (int e = 0; e < 3; e++) {
+            int a = t[e], b = t[(e + 1) % 3];
+            if (s->on[a] && s->on[b]) {
+                if (!grow((void **)&s->edges, &s->c_edges, ne + 1, sizeof(uint64_t)))
+                    return false;
+                s->edges[ne++] = ((uint64_t)(uint32_t)a << 32) | (uint32_t)b;
+            }
+        }
+    }
+    if (ne) {
+        qsort(s->edges, ne, sizeof(uint64_t), cmp_u64);
+        double c[3] = {0, 0, 0};
+        size_t nb = 0;
+        int cv = -1;
+        for (size_t i = 0; i < ne;) {
+            size_t j = i;
+            while (j < ne && s->edges[j] == s->edges[i])
+                j++;
+            uint64_t rev = (s->edges[i] << 32) | (s->edges[i] >> 32);
+            size_t lo = 0, hi = ne;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (s->edges[mid] < rev)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            size_t r = 0;
+            while (lo + r < ne && s->edges[lo + r] == rev)
+                r++;
+            int a = (int)(s->edges[i] >> 32), b = (int)(uint32_t)s->edges[i];
+            for (size_t u = r; u < j - i; u++) {
+                if (cv < 0) {
+                    double zero[3] = {0, 0, 0};
+                    if (!push_vertex(s, zero, true))
+                        return false;
+                    cv = (int)s->n_nv - 1;
+                }
+                for (int k = 0; k < 3; k++)
+                    c[k] += s->nv[3 * a + k] + s->nv[3 * b + k];
+                nb++;
+                if (!push_tri(s, b, a, cv, 1))
+                    return false;
+            }
+            i = j;
+        }
+        if (cv >= 0)
+            for (int k = 0; k < 3; k++)
+                s->nv[3 * cv + k] = c[k] / (double)(2 * nb);
+    }
+    /* swap the new arrays into p */
+    if (!grow((void **)&p->v, &p->cv, s->n_nv, 3 * sizeof(double)) ||
+        !grow((void **)&p->t, &p->ct, s->n_nt, 3 * sizeof(int)) || !grow((void **)&p->fl, &p->cfl, s->n_nt, 1))
+        return false;
+    memcpy(p->v, s->nv, s->n_nv * 3 * sizeof(double));
+    p->nv = s->n_nv;
+    memcpy(p->t, s->nt, s->n_nt * 3 * sizeof(int));
+    memcpy(p->fl, s->nfl, s->n_nt);
+    p->nt = s->n_nt;
+    return true;
+}
+
+/* ---- sites ---- */
+
+static uint64_t rng_next(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *state)
+{
+    return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Ray parity along a fixed skew direction (no axis-aligned grazing). */
+static bool inside_mesh(const piece *m, const double o[3])
+{
+    static const double dir[3] = {0.8944271909999159, 0.3779644730092272, 0.2390457218668787};
+    int hits = 0;
+    for (size_t k = 0; k < m->nt; k++) {
+        const double *a = m->v + 3 * m->t[3 * k], *b = m->v + 3 * m->t[3 * k + 1], *c = m->v + 3 * m->t[3 * k + 2];
+        double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        double pv[3] = {dir[1] * e2[2] - dir[2] * e2[1], dir[2] * e2[0] - dir[0] * e2[2], dir[0] * e2[1] - dir[1] * e2[0]};
+        double det = e1[0] * pv[0] + e1[1] * pv[1] + e1[2] * pv[2];
+        if (det == 0)
+            continue;
+        double inv = 1 / det;
+        double tv[3] = {o[0] - a[0], o[1] - a[1], o[2] - a[2]};
+        double u = (tv[0] * pv[0] + tv[1] * pv[1] + tv[2] * pv[2]) * inv;
+        if (u < 0 || u > 1)
+            continue;
+        double qv[3] = {tv[1] * e1[2] - tv[2] * e1[1], tv[2] * e1[0] - tv[0] * e1[2], tv[0] * e1[1] - tv[1] * e1[0]};
+        double w = (dir[0] * qv[0] + dir[1] * qv[1] + dir[2] * qv[2]) * inv;
+        if (w < 0 || u + w > 1)
+            continue;
+        double t = (e2[0] * qv[0] + e2[1] * qv[1] + e2[2] * qv[2]) * inv;
+        if (t > 0)
+            hits++;
+    }
+    return hits & 1;
+}
+
+typedef struct wv {
+    float x[3];
+    uint32_t i;
+} wv;
+
+static int cmp_wv(const void *a, const void *b)
+{
+    const wv *p = a, *q = b;
+    for (int k = 0; k < 3; k++) {
+        if (p->x[k] < q->x[k])
+            return -1;
+        if (p->x[k] > q->x[k])
+            return 1;
+    }
+    return (p->i > q->i) - (p->i < q->i);
+}
+
+/* The input welded by exact position into doubles. */
+static bool weld(const q_mesh *m, piece *out)
+{
+    size_t n = m->vertex_count;
+    wv *w = q_alloc(n * sizeof(wv));
+    int *map = q_alloc(n * sizeof(int));
+    bool ok = w && map && grow((void **)&out->v, &out->cv, n, 3 * sizeof(double)) &&
+              grow((void **)&out->t, &out->ct, m->index_count / 3, 3 * sizeof(int)) &&
+              grow((void **)&out->fl, &out->cfl, m->index_count / 3, 1);
+    if (ok) {
+        for (size_t i = 0; i < n; i++) {
+            memcpy(w[i].x, m->positions + 3 * i, 3 * sizeof(float));
+            w[i].i = (uint32_t)i;
+        }
+        qsort(w, n, sizeof(wv), cmp_wv);
+        out->nv = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (i == 0 || w[i].x[0] != w[i - 1].x[0] || w[i].x[1] != w[i - 1].x[1] || w[i].x[2] != w[i - 1].x[2]) {
+                for (int k = 0; k < 3; k++)
+                    out->v[3 * out->nv + k] = w[i].x[k];
+                out->nv++;
+            }
+            map[w[i].i] = (int)out->nv - 1;
+        }
+        out->nt = 0;
+        for (size_t k = 0; k + 2 < m->index_count; k += 3) {
+            int a = map[m->indices[k]], b = map[m->indices[k + 1]], c = map[m->indices[k + 2]];
+            if (a == b || b == c || a == c)
+                continue;
+            out->t[3 * out->nt] = a;
+            out->t[3 * out->nt + 1] = b;
+            out->t[3 * out->nt + 2] = c;
+            out->fl[out->nt] = 0;
+            out->nt++;
+        }
+    }
+    q_free(w, n * sizeof(wv));
+    q_free(map, n * sizeof(int));
+    return ok;
+}
+
+static q_mesh *to_mesh(const piece *p, scratch *s, size_t *interior_first, bool *convex, double eps)
+{
+    /* referenced vertices only, surface triangles first */
+    if (!grow((void **)&s->remap, &s->cap_r, p->nv, sizeof(int)))
+        return NULL;
+    for (size_t i = 0; i < p->nv; i++)
+        s->remap[i] = -1;
+    size_t nv = 0;
+    for (size_t k = 0; k < 3 * p->nt; k++)
+        if (s->remap[p->t[k]] < 0)
+            s->remap[p->t[k]] = (int)nv++;
+    q_mesh *m = q_mesh_create(nv, 3 * p->nt, false, false);
+    if (!m)
+        return NULL;
+    for (size_t i = 0; i < p->nv; i++)
+        if (s->remap[i] >= 0)
+            for (int k = 0; k < 3; k++)
+                m->positions[3 * s->remap[i] + k] = (float)p->v[3 * i + k];
+    size_t o = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            *interior_first = o / 3;
+        for (size_t k = 0; k < p->nt; k++)
+            if (p->fl[k] == pass)
+                for (int e = 0; e < 3; e++)
+                    m->indices[o++] = (uint32_t)s->remap[p->t[3 * k + e]];
+    }
+    /* convex: no vertex in front of any triangle's plane */
+    *convex = true;
+    for (size_t k = 0; k < p->nt && *convex; k++) {
+        const double *a = p->v + 3 * p->t[3 * k], *b = p->v + 3 * p->t[3 * k + 1], *c = p->v + 3 * p->t[3 * k + 2];
+        double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        double nn[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
+        if (!(l > 0))
+            continue;
+        for (size_t i = 0; i < p->nv; i++) {
+            if (s->remap[i] < 0)
+                continue;
+            const double *x = p->v + 3 * i;
+            double d = ((x[0] - a[0]) * nn[0] + (x[1] - a[1]) * nn[1] + (x[2] - a[2]) * nn[2]) / l;
+            if (d > eps) {
+                *convex = false;
+                break;
+            }
+        }
+    }
+    return m;
+}
+
+void q_fracture_free(q_fracture *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->count; i++)
+        q_mesh_destroy(f->pieces[i].mesh);
+    q_free(f->pieces, f->site_count * sizeof(q_fragment));
+    q_free(f->sites, f->site_count * 3 * sizeof(double));
+    q_free(f, sizeof *f);
+}
+
+q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *err, size_t errlen)
+{
+    if (p->pieces < 1 || p->pieces > Q_FRACTURE_MAX_PIECES) {
+        snprintf(err, errlen, "pieces must be in 1..%d, got %d", Q_FRACTURE_MAX_PIECES, p->pieces);
+        return NULL;
+    }
+    if (m->index_count < 3) {
+        snprintf(err, errlen, "the mesh has no triangles");
+        return NULL;
+    }
+    for (size_t i = 0; i < 3 * m->vertex_count; i++)
+        if (!isfinite(m->positions[i])) {
+            snprintf(err, errlen, "the mesh has non-finite positions");
+            return NULL;
+        }
+    double lo[3], hi[3];
+    q_mesh_bounds(m, lo, hi);
+    double diag = sqrt((hi[0] - lo[0]) * (hi[0] - lo[0]) + (hi[1] - lo[1]) * (hi[1] - lo[1]) +
+                       (hi[2] - lo[2]) * (hi[2] - lo[2]));
+    if (!(diag > 0)) {
+        snprintf(err, errlen, "the mesh is a single point");
+        return NULL;
+    }
+    if (p->has_at) {
+        double out2 = 0;
+        for (int k = 0; k < 3; k++) {
+            if (!isfinite(p->at[k])) {
+                snprintf(err, errlen, "impact point is not finite");
+                return NULL;
+            }
+            double o = p->at[k] < lo[k] ? lo[k] - p->at[k] : p->at[k] > hi[k] ? p->at[k] - hi[k] : 0;
+            out2 += o * o;
+        }
+        if (out2 > diag * diag) {
+            snprintf(err, errlen, "impact point is farther than the mesh's size from its bounds");
+            return NULL;
+        }
+    }
+    double pad = 1e-3 * diag, blo[3], bhi[3];
+    for (int k = 0; k < 3; k++) {
+        blo[k] = lo[k] - pad;
+        bhi[k] = hi[k] + pad;
+    }
+    piece base = {0}, work = {0};
+    scratch s = {0};
+    q_fracture *f = q_calloc(1, sizeof *f);
+    size_t n = (size_t)p->pieces;
+    if (!f || !(f->sites = q_alloc(n * 3 * sizeof(double))) || !(f->pieces = q_calloc(n, sizeof(q_fragment)))) {
+        if (f && f->sites)
+            q_free(f->sites, n * 3 * sizeof(double));
+        q_free(f, f ? sizeof *f : 0);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    f->site_count = n;
+    q_voronoi *vor = NULL;
+    const char *fail = NULL;
+    if (!weld(m, &base)) {
+        fail = "out of memory";
+        goto done;
+    }
+    if (p->points) {
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++) {
+                double x = p->points[3 * i + k];
+                if (!(x >= blo[k] && x <= bhi[k])) {
+                    fail = "a site lies outside the mesh's bounds";
+                    goto done;
+                }
+                f->sites[3 * i + k] = x;
+            }
+    } else {
+        uint64_t st = mix64(p->seed ^ 0x5175617272794672ull);
+        double r0 = 0.2 * diag;
+        size_t got = 0, tries = 0, limit = 2000 * n + 20000;
+        while (got < n && tries < limit) {
+            tries++;
+            double x[3];
+            for (int k = 0; k < 3; k++)
+                x[k] = lo[k] + rng_unit(&st) * (hi[k] - lo[k]);
+            if (p->has_at) {
+                double dd = 0;
+                for (int k = 0; k < 3; k++)
+                    dd += (x[k] - p->at[k]) * (x[k] - p->at[k]);
+                double keep = 1 / (1 + dd / (r0 * r0));
+                if (rng_unit(&st) >= keep)
+                    continue;
+            }
+            if (!inside_mesh(&base, x))
+                continue;
+            memcpy(f->sites + 3 * got, x, sizeof x);
+            got++;
+        }
+        if (got < n) {
+            fail = "could not place the sites inside the mesh (is it closed?)";
+            goto done;
+        }
+    }
+    char verr[128];
+    vor = q_voronoi_compute(f->sites, n, blo, bhi, verr, sizeof verr);
+    if (!vor) {
+        snprintf(err, errlen, "%s", verr);
+        fail = err;
+        goto done;
+    }
+    double eps = 1e-9 * diag;
+    for (size_t c = 0; c < n; c++) {
+        work.nv = base.nv;
+        work.nt = base.nt;
+        if (!grow((void **)&work.v, &work.cv, base.nv, 3 * sizeof(double)) ||
+            !grow((void **)&work.t, &work.ct, base.nt, 3 * sizeof(int)) ||
+            !grow((void **)&work.fl, &work.cfl, base.nt, 1)) {
+            fail = "out of memory";
+            goto done;
+        }
+        memcpy(work.v, base.v, base.nv * 3 * sizeof(double));
+        memcpy(work.t, base.t, base.nt * 3 * sizeof(int));
+        memcpy(work.fl, base.fl, base.nt);
+        const q_voronoi_cell *cell = &vor->cells[c];
+        for (int fc = 0; fc < cell->face_count && work.nt; fc++) {
+            if (cell->face_neighbor[fc] < 0)
+                continue; /* box walls lie outside the mesh */
+            double nn[3], dd;
+            q_voronoi_face_plane(vor, c, fc, nn, &dd);
+            double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
+            for (int k = 0; k < 3; k++)
+                nn[k] /= l;
+            if (!clip(&work, &s, nn, dd / l, eps)) {
+                fail = "out of memory";
+                goto done;
+            }
+        }
+        if (!work.nt)
+            continue;
+        q_fragment *fr = &f->pieces[f->count];
+        fr->mesh = to_mesh(&work, &s, &fr->interior_first, &fr->convex, 1e-6 * diag);
+        if (!fr->mesh) {
+            fail = "out of memory";
+            goto done;
+        }
+        fr->site = (int)c;
+        fr->volume = q_mesh_volume(fr->mesh);
+        f->count++;
+    }
+done:
+    q_voronoi_free(vor);
+    piece_free(&base);
+    piece_free(&work);
+    scratch_free(&s);
+    if (fail) {
+        if (fail != err)
+            snprintf(err, errlen, "%s", fail);
+        q_fracture_free(f);
+        return NULL;
+    }
+    return f;
+}

@@ -1,0 +1,51 @@
+/* Voronoi cells of point sites inside a box, by box cutting (design note
+ * 003): each cell starts as the box around its site and is cut by the
+ * bisector plane of each neighbour in order of distance (neighbours from a
+ * uniform grid) until the next neighbour is farther than twice the largest
+ * distance from the site to a cell vertex; no later bisector can reach the
+ * cell then. The cell is kept as vertices and planar faces (vertex loops
+ * with the plane's neighbour), never rebuilt by a general hull.
+ */
+#ifndef Q_VORONOI_H
+#define Q_VORONOI_H
+
+#include <stddef.h>
+
+/* Neighbour ids of faces on the box walls, as voro++ numbers them. */
+enum { Q_VORONOI_WALL_X0 = -1, Q_VORONOI_WALL_X1 = -2, Q_VORONOI_WALL_Y0 = -3,
+       Q_VORONOI_WALL_Y1 = -4, Q_VORONOI_WALL_Z0 = -5, Q_VORONOI_WALL_Z1 = -6 };
+
+typedef struct q_voronoi_cell {
+    double site[3];
+    double volume;
+    int vertex_count;
+    double *vertices;     /* 3 per vertex, world coordinates */
+    int face_count;
+    int *face_start;      /* face f has vertices face_vertices[face_start[f] .. face_start[f+1]) */
+    int *face_vertices;   /* counter-clockwise seen from outside the cell */
+    int *face_neighbor;   /* site index (0-based) across face f, or a Q_VORONOI_WALL_* id */
+} q_voronoi_cell;
+
+typedef struct q_voronoi {
+    size_t cell_count; /* one per site, in site order */
+    q_voronoi_cell *cells;
+} q_voronoi;
+
+/* Computes the cells of count sites (x, y, z triples) clipped to the box
+ * [min, max]. Returns NULL and writes err when a site is non-finite or
+ * outside the box, two sites coincide, the box is empty, or memory runs out.
+ * Free the result with q_voronoi_free. */
+q_voronoi *q_voronoi_compute(const double *sites, size_t count, const double min[3], const double max[3],
+                             char *err, size_t errlen);
+void q_voronoi_free(q_voronoi *v);
+
+/* The bisector half-space of face f of cell c: points x with
+ * dot(n, x) <= d are on the cell's side. */
+void q_voronoi_face_plane(const q_voronoi *v, size_t c, int f, double n[3], double *d);
+
+/* Signature of another implementation of q_voronoi_compute with the same
+ * contract (the host's GPU path installs one for quarry.voronoi{gpu=true}). */
+typedef q_voronoi *(*q_voronoi_gpu_fn)(const double *sites, size_t count, const double min[3],
+                                       const double max[3], char *err, size_t errlen);
+
+#endif

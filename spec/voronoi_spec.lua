@@ -1,0 +1,158 @@
+-- quarry.voronoi (box cutting, engine/geom/voronoi.c) against voro++.
+-- The command-line tool (Debian package voro++): `voro++ -c "%i %v %s %n"
+-- box FILE` writes FILE.vol with each cell's id, volume, face count and
+-- neighbour ids (walls -1..-6, as quarry numbers them), but prints volumes
+-- with 6 significant digits; so volumes are checked to 1e-6 relative
+-- against the voro++ library (voro++-dev) through spec/support/voro_oracle.cpp
+-- (built into build/voro_oracle), and the CLI is a second check to its
+-- printed precision. Uniform and clustered sites in boxes; same face counts
+-- and neighbour sets, volumes add up to the box; every cell's faces closed.
+local quarry = require "quarry"
+
+local function rng(seed)
+  local s = seed
+  return function()
+    s = (s * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+    return ((s >> 11) & 0xfffffffffff) / 0x100000000000
+  end
+end
+
+local oracle = "build/voro_oracle"
+local function build_oracle()
+  local src = "spec/support/voro_oracle.cpp"
+  assert(os.execute(("[ %s -nt %s ] || g++ -O2 -o %s %s -lvoro++"):format(oracle, src, oracle, src)),
+    "could not build the voro++ oracle (voro++-dev, g++)")
+end
+
+local function voroxx(sites, min, max, cli)
+  local name = os.tmpname()
+  local f = assert(io.open(name, "w"))
+  for i, p in ipairs(sites) do
+    f:write(("%d %.17g %.17g %.17g\n"):format(i, p[1], p[2], p[3]))
+  end
+  f:close()
+  local box = ("%.17g %.17g %.17g %.17g %.17g %.17g"):format(min[1], max[1], min[2], max[2], min[3], max[3])
+  local cmd = cli and ('voro++ -c "%%i %%v %%s %%n" %s %s'):format(box, name)
+    or ("%s %s < %s > %s.vol"):format(oracle, box, name, name)
+  assert(os.execute(cmd), "voro++ failed")
+  local out = {}
+  for line in io.lines(name .. ".vol") do
+    local t = {}
+    for w in line:gmatch("%S+") do t[#t + 1] = tonumber(w) end
+    local nb = {}
+    for k = 4, #t do nb[#nb + 1] = t[k] end
+    out[t[1]] = {volume = t[2], faces = t[3], neighbors = nb}
+  end
+  os.remove(name)
+  os.remove(name .. ".vol")
+  return out
+end
+
+local function sorted(t)
+  local c = {}
+  for i, v in ipairs(t) do c[i] = v end
+  table.sort(c)
+  return table.concat(c, ",")
+end
+
+local function check_against_voroxx(sites, min, max)
+  build_oracle()
+  local cells = quarry.voronoi(sites, min, max)
+  local cli = voroxx(sites, min, max, true)
+  for i, c in ipairs(cells) do
+    assert(math.abs(c.volume - cli[i].volume) <= 5e-6 * cli[i].volume, "voro++ CLI volume of cell " .. i)
+    assert.are.equal(cli[i].faces, #c.faces)
+  end
+  local ref = voroxx(sites, min, max)
+  assert.are.equal(#sites, #cells)
+  local total = 0
+  for i, c in ipairs(cells) do
+    local r = assert(ref[i], "voro++ lost cell " .. i)
+    assert(math.abs(c.volume - r.volume) <= 1e-6 * r.volume,
+      ("cell %d volume %.17g, voro++ %.17g"):format(i, c.volume, r.volume))
+    assert.are.equal(r.faces, #c.faces, "face count of cell " .. i)
+    assert.are.equal(sorted(r.neighbors), sorted(c.neighbors), "neighbours of cell " .. i)
+    total = total + c.volume
+  end
+  local box = (max[1] - min[1]) * (max[2] - min[2]) * (max[3] - min[3])
+  assert(math.abs(total - box) <= 1e-9 * box, ("volumes add to %.17g, box %.17g"):format(total, box))
+  return cells
+end
+
+-- Every edge of a cell appears once in each direction, and the volume from
+-- its faces (divergence theorem about the origin) matches cell.volume.
+local function check_cell_closed(c)
+  local edges, vol = {}, 0
+  for _, f in ipairs(c.faces) do
+    for k = 1, #f do
+      local a, b = f[k], f[k % #f + 1]
+      local key = a .. ":" .. b
+      assert.is_nil(edges[key], "edge used twice")
+      edges[key] = true
+    end
+    local a = c.vertices[f[1]]
+    for k = 2, #f - 1 do
+      local b, d = c.vertices[f[k]], c.vertices[f[k + 1]]
+      vol = vol + (a.x * (b.y * d.z - b.z * d.y) + a.y * (b.z * d.x - b.x * d.z) + a.z * (b.x * d.y - b.y * d.x)) / 6
+    end
+  end
+  for key in pairs(edges) do
+    local a, b = key:match("(%d+):(%d+)")
+    assert.is_true(edges[b .. ":" .. a], "edge without twin")
+  end
+  assert(math.abs(vol - c.volume) <= 1e-9 * c.volume)
+end
+
+describe("quarry.voronoi", function()
+  it("matches voro++ on uniform sites in boxes (50, 500, 2000 sites)", function()
+    for _, n in ipairs({50, 500, 2000}) do
+      local r = rng(n)
+      local min, max = {-1, 0, 2}, {3, 1.5, 4}
+      local sites = {}
+      for i = 1, n do
+        sites[i] = {min[1] + r() * (max[1] - min[1]), min[2] + r() * (max[2] - min[2]), min[3] + r() * (max[3] - min[3])}
+      end
+      local cells = check_against_voroxx(sites, min, max)
+      for _, c in ipairs(cells) do check_cell_closed(c) end
+    end
+  end)
+
+  it("matches voro++ on clustered sites (dense near one corner)", function()
+    local r = rng(7)
+    local sites = {}
+    for i = 1, 400 do
+      local t = r() ^ 3
+      sites[i] = {t * 10, r() ^ 3 * 10, r() * 10}
+    end
+    check_against_voroxx(sites, {0, 0, 0}, {10, 10, 10})
+  end)
+
+  it("gives one box for one site and halves for two", function()
+    local one = quarry.voronoi({{0.5, 0.5, 0.5}}, {0, 0, 0}, {2, 1, 1})
+    assert.are.equal(1, #one)
+    assert.near(2, one[1].volume, 1e-12)
+    assert.are.equal(6, #one[1].faces)
+    local two = quarry.voronoi({{0.25, 0.5, 0.5}, {0.75, 0.5, 0.5}}, {0, 0, 0}, {1, 1, 1})
+    assert.near(0.5, two[1].volume, 1e-12)
+    assert.near(0.5, two[2].volume, 1e-12)
+    assert.are.equal(7 - 1, #two[1].faces)
+  end)
+
+  it("rejects bad input with clear errors", function()
+    local box0, box1 = {0, 0, 0}, {1, 1, 1}
+    assert.has_error(function() quarry.voronoi({{2, 0.5, 0.5}}, box0, box1) end,
+      "quarry.voronoi: site 1 is outside the box")
+    assert.has_error(function() quarry.voronoi({{0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}}, box0, box1) end)
+    assert.has_error(function() quarry.voronoi({{0 / 0, 0.5, 0.5}}, box0, box1) end)
+    assert.has_error(function() quarry.voronoi({{0.5, 0.5, 0.5}}, box1, box0) end)
+    assert.has_error(function() quarry.voronoi("x", box0, box1) end)
+    assert.has_error(function() quarry.voronoi({{0.5, 0.5, 0.5}}, box0, box1, {cpu = true}) end)
+    assert.are.same({}, quarry.voronoi({}, box0, box1))
+  end)
+
+  it("says when the GPU path is not available (no host)", function()
+    if quarry.graphics then return end
+    assert.has_error(function() quarry.voronoi({{0.5, 0.5, 0.5}}, {0, 0, 0}, {1, 1, 1}, {gpu = true}) end,
+      "quarry.voronoi: gpu = true needs the host program with a GL 4.3 context")
+  end)
+end)
