@@ -62,21 +62,32 @@ void q_poly_from_collider(q_poly *p, const q_collider *s, const q_xform *x)
     p->s = s;
     p->x = *x;
     if (s->kind == Q_COLLIDER_BOX) {
-        for (int i = 0; i < 8; i++) {
-            double l[3] = {(i & 1) ? s->half[0] : -s->half[0], (i & 2) ? s->half[1] : -s->half[1],
-                           (i & 4) ? s->half[2] : -s->half[2]};
-            q_xform_point(x, l, p->bv[i]);
-        }
-        for (int a = 0; a < 3; a++) {
-            double e[3] = {a == 0, a == 1, a == 2};
-            q_xform_vector(x, e, p->baxis[a]);
-        }
+        /* rotation matrix columns from the quaternion */
+        const double *q = x->q;
+        double xx = q[0] * q[0], yy = q[1] * q[1], zz = q[2] * q[2], xy = q[0] * q[1], xz = q[0] * q[2],
+               yz = q[1] * q[2], wx = q[3] * q[0], wy = q[3] * q[1], wz = q[3] * q[2];
+        double ax[3][3] = {{1 - 2 * (yy + zz), 2 * (xy + wz), 2 * (xz - wy)},
+                           {2 * (xy - wz), 1 - 2 * (xx + zz), 2 * (yz + wx)},
+                           {2 * (xz + wy), 2 * (yz - wx), 1 - 2 * (xx + yy)}};
+        memcpy(p->baxis, ax, sizeof ax);
+        double e[3][3];
+        for (int a = 0; a < 3; a++)
+            for (int k = 0; k < 3; k++)
+                e[a][k] = ax[a][k] * s->half[a];
+        for (int i = 0; i < 8; i++)
+            for (int k = 0; k < 3; k++)
+                p->bv[i][k] = x->p[k] + ((i & 1) ? e[0][k] : -e[0][k]) + ((i & 2) ? e[1][k] : -e[1][k]) +
+                              ((i & 4) ? e[2][k] : -e[2][k]);
+        memcpy(p->c, x->p, sizeof p->c);
         p->nf = 6;
         p->ne = 12;
+        return;
     } else {
         p->nf = s->hull->face_count;
         p->ne = s->hull->edge_count;
     }
+    double l[3] = {(s->min[0] + s->max[0]) / 2, (s->min[1] + s->max[1]) / 2, (s->min[2] + s->max[2]) / 2};
+    q_xform_point(x, l, p->c);
 }
 
 void q_poly_from_triangle(q_poly *p, const double a[3], const double b[3], const double c[3])
@@ -92,6 +103,8 @@ void q_poly_from_triangle(q_poly *p, const double a[3], const double b[3], const
     double l = norm3(p->tn);
     for (int k = 0; k < 3; k++)
         p->tn[k] = l > 0 ? p->tn[k] / l : (k == 1);
+    for (int k = 0; k < 3; k++)
+        p->c[k] = (a[k] + b[k] + c[k]) / 3;
     p->nf = 1;
     p->ne = 3;
 }
@@ -114,8 +127,19 @@ static void poly_support(const q_poly *p, const double d[3], double out[3])
     memcpy(out, p->bv[best], 3 * sizeof(double));
 }
 
+/* Half width of a box along d. */
+static double box_radius(const q_poly *p, const double d[3])
+{
+    const double *h = p->s->half;
+    return h[0] * fabs(dot3(p->baxis[0], d)) + h[1] * fabs(dot3(p->baxis[1], d)) + h[2] * fabs(dot3(p->baxis[2], d));
+}
+
 static double poly_max(const q_poly *p, const double d[3])
 {
+    if (p->s && p->s->kind == Q_COLLIDER_BOX)
+        return dot3(p->c, d) + box_radius(p, d);
+    if (!p->s)
+        return fmax(dot3(p->bv[0], d), fmax(dot3(p->bv[1], d), dot3(p->bv[2], d)));
     double o[3];
     poly_support(p, d, o);
     return dot3(o, d);
@@ -123,6 +147,10 @@ static double poly_max(const q_poly *p, const double d[3])
 
 static double poly_min(const q_poly *p, const double d[3])
 {
+    if (p->s && p->s->kind == Q_COLLIDER_BOX)
+        return dot3(p->c, d) - box_radius(p, d);
+    if (!p->s)
+        return fmin(dot3(p->bv[0], d), fmin(dot3(p->bv[1], d), dot3(p->bv[2], d)));
     double nd[3] = {-d[0], -d[1], -d[2]}, o[3];
     poly_support(p, nd, o);
     return dot3(o, d);
@@ -184,16 +212,7 @@ static void poly_edge(const q_poly *p, uint32_t e, double a[3], double b[3])
     }
 }
 
-static void poly_center(const q_poly *p, double c[3])
-{
-    if (p->s) {
-        double l[3] = {(p->s->min[0] + p->s->max[0]) / 2, (p->s->min[1] + p->s->max[1]) / 2,
-                       (p->s->min[2] + p->s->max[2]) / 2};
-        q_xform_point(&p->x, l, c);
-    } else
-        for (int k = 0; k < 3; k++)
-            c[k] = (p->bv[0][k] + p->bv[1][k] + p->bv[2][k]) / 3;
-}
+static void poly_center(const q_poly *p, double c[3]) { memcpy(c, p->c, 3 * sizeof(double)); }
 
 /* ---- manifold helpers ---- */
 
@@ -767,12 +786,12 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
     double ebest[3] = {0, 0, 0}, eda[3] = {0, 0, 0}, edb[3] = {0, 0, 0};
     uint32_t eia = 0, eib = 0;
     for (uint32_t i = 0; i < a->ne; i++) {
-        double a0[3], a1[3], da[3];
-        poly_edge(a, i, a0, a1);
-        sub3(a1, a0, da);
         /* boxes: only the 3 distinct directions */
         if (a->s && a->s->kind == Q_COLLIDER_BOX && (i % 4) != 0)
             continue;
+        double a0[3], a1[3], da[3];
+        poly_edge(a, i, a0, a1);
+        sub3(a1, a0, da);
         for (uint32_t j = 0; j < b->ne; j++) {
             if (b->s && b->s->kind == Q_COLLIDER_BOX && (j % 4) != 0)
                 continue;

@@ -33,6 +33,7 @@ typedef struct q_poly {
     double bv[8][3];    /* box corners (bit 0: +x, 1: +y, 2: +z) or triangle */
     double baxis[3][3]; /* box axes */
     double tn[3];
+    double c[3];        /* a centre (bounds centre; triangle centroid) */
     uint32_t nf, ne;
 } q_poly;
 
