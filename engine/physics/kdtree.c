@@ -275,8 +275,10 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
                 node->axis_index = (uint32_t)ca | child << 2;
                 if (full.depth > tree->depth)
                     tree->depth = full.depth;
-                stack[top++] = full;
-                continue;
+                /* Split the full child right away: same triangles, so the
+                 * bounds and midpoint sums just computed still hold. */
+                it = full;
+                node = &tree->nodes[it.node];
             }
         }
         int axis = 0;
