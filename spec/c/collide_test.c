@@ -362,6 +362,37 @@ static void test_box_box(void)
     n = q_collide_shapes(c, &cx, c, &c2, 0.02, m, 2);
     ok = n == 1 && m[0].count == 2 && fabs(m[0].normal[1] + 1) < 1e-9 && fabs(m[0].points[0].separation + 0.21) < 1e-9;
     report("parallel capsules: two points", ok);
+
+    /* hull prism standing on the box: a face contact, 4 points kept */
+    double pts[3 * 12];
+    for (int i = 0; i < 12; i++) {
+        pts[3 * i] = 0.3 * cos((i / 2) * 1.047);
+        pts[3 * i + 1] = (i & 1) ? 0.2 : -0.2;
+        pts[3 * i + 2] = 0.3 * sin((i / 2) * 1.047);
+    }
+    q_collider *h = q_collider_hull(pts, 12, err, sizeof err);
+    q_xform hx = xf(0.05, 0.69, 0, 0, 1, 0, 0.3);
+    n = h ? q_collide_shapes(b, &IDENT, h, &hx, 0.02, m, 2) : 0;
+    ok = n == 1 && m[0].count == 4 && fabs(m[0].normal[1] - 1) < 1e-9;
+    for (uint32_t i = 0; ok && i < m[0].count; i++)
+        ok = fabs(m[0].points[i].separation + 0.01) < 1e-9;
+    report("hexagonal hull prism on a box: 4 points of the 6, normal up, depth 0.01", ok);
+    n = h ? q_collide_shapes(h, &hx, b, &IDENT, 0.02, m, 2) : 0;
+    report("... and swapped: normal down", n == 1 && m[0].count == 4 && fabs(m[0].normal[1] + 1) < 1e-9);
+
+    /* compound dumbbell lying on the box: one manifold per touching part */
+    q_collider_part parts[3] = {{q_collider_sphere(0.2, err, sizeof err), xf(-0.3, 0, 0, 0, 1, 0, 0)},
+                                {q_collider_sphere(0.2, err, sizeof err), xf(0.3, 0, 0, 0, 1, 0, 0)},
+                                {q_collider_capsule(0.05, 0.3, err, sizeof err), xf(0, 0, 0, 0, 0, 1, M_PI / 2)}};
+    q_collider *dumb = q_collider_compound(parts, 3, err, sizeof err);
+    q_xform dx = {{0, 0.69, 0}, {0, 0, 0, 1}};
+    q_manifold mm[4];
+    n = dumb ? q_collide_shapes(dumb, &dx, b, &IDENT, 0.02, mm, 4) : 0;
+    ok = n == 2 && mm[0].key == (0u << 16) && mm[1].key == (1u << 16) && mm[0].count == 1 &&
+         fabs(mm[0].normal[1] + 1) < 1e-9 && fabs(mm[0].points[0].separation + 0.01) < 1e-9;
+    report("compound dumbbell on a box: one manifold per touching part, keyed by part", ok);
+    q_collider_free(dumb);
+    q_collider_free(h);
     q_collider_free(s);
     q_collider_free(c);
     q_collider_free(b);
