@@ -41,7 +41,16 @@ int q_collide_shapes(const q_collider *a, const q_xform *ta, const q_collider *b
 /* One manifold per (body, physics chunk) pair with the terrain as A: the
  * normal points from the terrain towards the body. Internal edges between
  * triangles (within a chunk and across chunk borders) never push sideways
- * or up against a flat surface's motion. */
+ * or up against a flat surface's motion: edges whose neighbour is coplanar,
+ * concave or convex by under 1 degree are internal, and a contact on one
+ * takes the triangle's face normal (collide_terrain.c has the rule).
+ * Where the triangles of one chunk face clearly different ways (a floor and
+ * a wall), the chunk gives one manifold per normal cluster (at most 3),
+ * m.key 0, 1, 2. A body whose lowest point is inside a FULL chunk (solid,
+ * no triangles) gets one point there with normal +Y and separation minus
+ * its depth below the chunk's top (m.key 3). Compound parts add part << 16
+ * to m.key. Point ids hash the triangle and its feature. Not thread-safe
+ * (the chunk cache is built on demand). */
 typedef struct q_terrain_manifold {
     int32_t cx, cy, cz; /* physics chunk (Q_PHYS_CHUNK voxels) */
     uint8_t material;   /* terrain material at the deepest point */
@@ -49,7 +58,9 @@ typedef struct q_terrain_manifold {
 } q_terrain_manifold;
 
 /* Contacts of a shape placed by t against the solid terrain surface within
- * margin. Returns the number of manifolds (at most cap). */
+ * margin. Returns the number of manifolds (at most cap). At most 1024
+ * triangles are considered per call (a shape of about 20 voxels across on
+ * rough ground); no heap allocation except a chunk's first mesh build. */
 size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
                          q_terrain_manifold *out, size_t cap);
 
@@ -62,6 +73,8 @@ typedef struct q_cast_hit {
     double normal[3];
     uint8_t material; /* terrain casts */
 } q_cast_hit;
+/* Casts use conservative advancement with GJK distances (to 1e-6 of the
+ * shape's size); a shape already touching at the start hits at fraction 0. */
 bool q_shapecast_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *from, const double delta[3],
                          q_cast_hit *hit);
 bool q_shapecast_shape(const q_collider *s, const q_xform *from, const double delta[3], const q_collider *target,
