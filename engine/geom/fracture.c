@@ -540,7 +540,7 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
             }
     } else {
         uint64_t st = mix64(p->seed ^ 0x5175617272794672ull);
-        double r0 = 0.2 * diag;
+        double r0 = 0.1 * diag;
         size_t got = 0, tries = 0, limit = 2000 * n + 20000;
         while (got < n && tries < limit) {
             tries++;
