@@ -69,6 +69,8 @@ static void push_info(lua_State *L, const q_lod_result *r)
         lua_seti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "triangles_per_level");
+    lua_pushinteger(L, (lua_Integer)r->remeshed_chunks);
+    lua_setfield(L, -2, "remeshed_chunks");
 }
 
 static int push_result(lua_State *L, q_status st, q_lod_result *r, const char *err, int box_arg)
@@ -122,7 +124,7 @@ static int world_lod_mesh(lua_State *L)
     q_clipmap *c = check_clipmap(L, w);
     q_lod_result r;
     char err[256];
-    q_status st = q_clipmap_mesh(c, q_world_terrain(w), b, (float)q_world_get_def(w)->voxel_size, &r, err, sizeof err);
+    q_status st = q_clipmap_mesh(c, q_world_jobs(w), q_world_terrain(w), b, (float)q_world_get_def(w)->voxel_size, &r, err, sizeof err);
     return push_result(L, st, &r, err, 3);
 }
 

@@ -208,7 +208,22 @@ describe("clipmap LOD", function()
     assert.are.equal(0, (edge_check(before)))
     assert.is_true(info0.triangles_per_level[1] > 0 and info0.triangles_per_level[2] > 0)
     w.terrain:carve_ball({32, 40, 20}, 6)
-    local after = w:lod_mesh()
+    local after, info1 = w:lod_mesh()
+    -- only the pieces the edit touched were remeshed, on both sides of x = 32
+    assert.is_true(info1.remeshed_chunks >= 2 and info1.remeshed_chunks < info0.remeshed_chunks,
+                   info1.remeshed_chunks .. " of " .. info0.remeshed_chunks)
+    -- and the result equals a build from scratch
+    local w2 = quarry.world.new{}
+    w2.terrain:fill_region({0, 0, 0}, {128, 40, 64}, "rock")
+    w2.terrain:carve_ball({32, 40, 20}, 6)
+    w2:set_viewer({10, 40, 20}, {distances = {20, 60, 200, 400}})
+    local fresh = w2:lod_mesh()
+    assert.are.equal(fresh:triangle_count(), after:triangle_count())
+    assert.are.same(fresh:vertices(), after:vertices())
+    -- a viewer move remeshes nothing at LOD0
+    w:set_viewer({100, 40, 20})
+    local _, info2 = w:lod_mesh()
+    assert.are.equal(0, info2.remeshed_chunks)
     local open, nonman = edge_check(after)
     assert.are.equal(0, open)
     assert.are.equal(0, nonman)

@@ -11,6 +11,11 @@ q_clipmap *q_clipmap_create(void)
     q_clipmap *c = q_calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->cache = q_lod_cache_create();
+    if (!c->cache) {
+        q_free(c, sizeof *c);
+        return NULL;
+    }
     for (int i = 0; i < Q_LOD_MAX_LEVEL; i++)
         c->distances[i] = 48.0 * (1 << i);
     return c;
@@ -18,8 +23,10 @@ q_clipmap *q_clipmap_create(void)
 
 void q_clipmap_destroy(q_clipmap *c)
 {
-    if (c)
-        q_free(c, sizeof *c);
+    if (!c)
+        return;
+    q_lod_cache_destroy(c->cache);
+    q_free(c, sizeof *c);
 }
 
 void q_clipmap_set_viewer(q_clipmap *c, const double voxel_pos[3])
@@ -59,10 +66,10 @@ static int level_cb(void *ud, const int32_t ch[3])
     return q_clipmap_level(ud, ch);
 }
 
-q_status q_clipmap_mesh(q_clipmap *c, const q_terrain *t, q_box box, float scale, q_lod_result *out, char *err,
-                        size_t errlen)
+q_status q_clipmap_mesh(q_clipmap *c, struct q_jobs *jobs, const q_terrain *t, q_box box, float scale,
+                        q_lod_result *out, char *err, size_t errlen)
 {
-    q_status st = q_lod_build(t, box, Q_SURFACE_SOLID, scale, level_cb, c, out, err, errlen);
+    q_status st = q_lod_build_cached(c->cache, jobs, t, box, Q_SURFACE_SOLID, scale, level_cb, c, out, err, errlen);
     if (st == Q_OK) {
         c->last = *out;
         c->last.mesh = NULL;

@@ -19,6 +19,7 @@ typedef struct q_clipmap {
     double viewer[3]; /* voxel units */
     double distances[Q_LOD_MAX_LEVEL]; /* voxels, increasing */
     q_lod_result last; /* counts of the last q_clipmap_mesh (mesh member not kept) */
+    q_lod_cache *cache; /* per-chunk LOD0 data, kept between builds */
 } q_clipmap;
 
 q_clipmap *q_clipmap_create(void);
@@ -29,8 +30,9 @@ bool q_clipmap_set_distances(q_clipmap *c, const double d[Q_LOD_MAX_LEVEL]);
 /* Level of chunk ch for the current viewer (0 without a viewer). */
 int q_clipmap_level(const q_clipmap *c, const int32_t ch[3]);
 /* Builds the active meshes and seams of the box for the current viewer; the
- * counts are also kept in c->last. */
-q_status q_clipmap_mesh(q_clipmap *c, const q_terrain *t, q_box box, float scale, q_lod_result *out, char *err,
-                        size_t errlen);
+ * counts are also kept in c->last. Only chunks edited since the last call are
+ * remeshed at LOD0 (on jobs, may be NULL); the clustering is redone. */
+q_status q_clipmap_mesh(q_clipmap *c, struct q_jobs *jobs, const q_terrain *t, q_box box, float scale,
+                        q_lod_result *out, char *err, size_t errlen);
 
 #endif

@@ -4,6 +4,7 @@
 #include "mesh/octree.h"
 
 #include "core/alloc.h"
+#include "core/jobs.h"
 #include "mesh/qef.h"
 
 #include <math.h>
@@ -161,42 +162,213 @@ static int32_t floor_div(int32_t a, int32_t b)
     return (int32_t)(a >= 0 ? a / b : -((-(int64_t)a + b - 1) / b));
 }
 
-q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float scale, q_lod_level_fn level, void *ud,
-                     q_lod_result *out, char *err, size_t errlen)
+/* ---- LOD0 pieces (one per chunk of the box), cached between builds ---- */
+
+typedef struct piece {
+    int32_t chunk[3];
+    q_box box;
+    q_surface surface;
+    bool valid;
+    leaf *leaves;
+    size_t nleaves;
+    uint32_t *tris; /* local leaf indices, 3 per triangle */
+    size_t ntris;
+    q_status st;
+} piece;
+
+static void piece_clear(piece *p)
 {
-    memset(out, 0, sizeof *out);
-    for (int a = 0; a < 3; a++)
-        if (box.min[a] > box.max[a]) {
-            snprintf(err, errlen, "box must satisfy min <= max");
-            return Q_ERR_ARGUMENT;
-        }
-    q_status st = Q_OK;
-    buf leaves = {.elem = sizeof(leaf)}, tris = {.elem = 3 * sizeof(uint32_t)};
-    buf nodes = {.elem = sizeof(node)}, leaf_node = {.elem = sizeof(uint32_t)};
-    buf final = {.elem = 4 * sizeof(uint32_t)}; /* a, b, c, chunk-interior level or -1 */
-    hmap vmap = {0}, nmap = {0}, tmap = {0};
-    q_box piece_max = {{0, 0, 0}, {Q_LOD_CHUNK, Q_LOD_CHUNK, Q_LOD_CHUNK}};
-    size_t nv = q_dc_vertex_bound(piece_max), ni = q_dc_index_bound(piece_max);
-    size_t scratch_bytes = q_dc_scratch_bytes(piece_max);
+    if (p->leaves)
+        q_free(p->leaves, p->nleaves * sizeof(leaf));
+    if (p->tris)
+        q_free(p->tris, p->ntris * 3 * sizeof(uint32_t));
+    p->leaves = NULL;
+    p->tris = NULL;
+    p->nleaves = p->ntris = 0;
+    p->valid = false;
+}
+
+/* Meshes one piece with dc.c (its own buffers: runs on worker threads). */
+static void piece_build(const q_terrain *t, piece *p)
+{
+    size_t nv = q_dc_vertex_bound(p->box), ni = q_dc_index_bound(p->box);
+    size_t scratch_bytes = q_dc_scratch_bytes(p->box);
     size_t bytes = nv * (3 * sizeof(float) * 2 + 1 + 3 * sizeof(int32_t)) + ni * sizeof(uint32_t) + scratch_bytes + 16;
     unsigned char *mem = q_alloc(bytes);
-    if (!mem || !hmap_init(&vmap, 1024) || !hmap_init(&nmap, 1024) || !hmap_init(&tmap, 1024)) {
-        st = Q_ERR_MEMORY;
-        goto fail;
-    }
+    p->st = Q_ERR_MEMORY;
+    if (!mem)
+        return;
     q_dc_output o = {0};
     o.positions = (float *)mem;
     o.normals = o.positions + 3 * nv;
     o.cells = (int32_t *)(o.normals + 3 * nv);
     o.indices = (uint32_t *)(o.cells + 3 * nv);
     o.materials = (uint8_t *)(o.indices + ni);
-    void *scratch = o.materials + nv;
-    /* scratch wants float alignment */
-    scratch = (void *)(((uintptr_t)scratch + 15) & ~(uintptr_t)15);
+    void *scratch = (void *)(((uintptr_t)(o.materials + nv) + 15) & ~(uintptr_t)15);
     o.vertex_capacity = nv;
     o.index_capacity = ni;
+    memcpy(o.origin, p->box.min, sizeof o.origin);
+    char err[128];
+    p->st = q_dc_mesh(t, p->box, p->surface, 1.0f, &o, scratch, err, sizeof err);
+    if (p->st == Q_OK && o.vertex_count) {
+        p->leaves = q_alloc(o.vertex_count * sizeof(leaf));
+        p->tris = o.index_count ? q_alloc(o.index_count * sizeof(uint32_t)) : NULL;
+        if (!p->leaves || (o.index_count && !p->tris)) {
+            if (p->leaves)
+                q_free(p->leaves, o.vertex_count * sizeof(leaf));
+            if (p->tris)
+                q_free(p->tris, o.index_count * sizeof(uint32_t));
+            p->leaves = NULL;
+            p->tris = NULL;
+            p->st = Q_ERR_MEMORY;
+        } else {
+            for (size_t v = 0; v < o.vertex_count; v++) {
+                leaf *l = &p->leaves[v];
+                for (int a = 0; a < 3; a++) {
+                    l->cell[a] = o.cells[3 * v + a];
+                    l->pos[a] = (double)o.positions[3 * v + a] + o.origin[a];
+                    l->normal[a] = o.normals[3 * v + a];
+                }
+                l->material = o.materials[v];
+            }
+            if (o.index_count)
+                memcpy(p->tris, o.indices, o.index_count * sizeof(uint32_t));
+            p->nleaves = o.vertex_count;
+            p->ntris = o.index_count / 3;
+        }
+    }
+    if (p->st == Q_OK)
+        p->valid = true;
+    q_free(mem, bytes);
+}
 
-    /* 1. LOD0 leaves and triangles, one chunk piece at a time. */
+struct q_lod_cache {
+    piece *pieces;
+    size_t count, cap;
+    uint64_t version;
+    bool has_version;
+    size_t last_remeshed;
+};
+
+q_lod_cache *q_lod_cache_create(void)
+{
+    return q_calloc(1, sizeof(q_lod_cache));
+}
+
+void q_lod_cache_destroy(q_lod_cache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->count; i++)
+        piece_clear(&c->pieces[i]);
+    if (c->pieces)
+        q_free(c->pieces, c->cap * sizeof(piece));
+    q_free(c, sizeof *c);
+}
+
+size_t q_lod_cache_remeshed(const q_lod_cache *c)
+{
+    return c ? c->last_remeshed : 0;
+}
+
+static void invalidate_box(void *ud, q_box b, uint64_t version)
+{
+    (void)version;
+    q_lod_cache *c = ud;
+    for (size_t i = 0; i < c->count; i++) {
+        piece *p = &c->pieces[i];
+        bool hit = true;
+        for (int a = 0; a < 3; a++) /* a piece reads samples 2 beyond its box; 3 for safety */
+            if (b.max[a] + 3 <= p->box.min[a] || b.min[a] - 3 >= p->box.max[a])
+                hit = false;
+        if (hit)
+            piece_clear(p);
+    }
+}
+
+typedef struct build_ctx {
+    const q_terrain *t;
+    piece **todo;
+} build_ctx;
+
+static void build_job(void *ctx, int i)
+{
+    build_ctx *b = ctx;
+    piece_build(b->t, b->todo[i]);
+}
+
+static piece *find_piece(q_lod_cache *c, const int32_t ch[3], q_box box, q_surface s)
+{
+    for (size_t i = 0; i < c->count; i++) { /* linear: a few thousand chunks at most */
+        piece *p = &c->pieces[i];
+        if (memcmp(p->chunk, ch, sizeof p->chunk) == 0 && p->surface == s) {
+            if (memcmp(&p->box, &box, sizeof box) != 0) {
+                piece_clear(p);
+                p->box = box;
+            }
+            return p;
+        }
+    }
+    if (c->count == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        piece *np = q_realloc(c->pieces, c->cap * sizeof(piece), cap * sizeof(piece));
+        if (!np)
+            return NULL;
+        c->pieces = np;
+        c->cap = cap;
+    }
+    piece *p = &c->pieces[c->count++];
+    memset(p, 0, sizeof *p);
+    memcpy(p->chunk, ch, sizeof p->chunk);
+    p->box = box;
+    p->surface = s;
+    return p;
+}
+
+q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float scale, q_lod_level_fn level, void *ud,
+                     q_lod_result *out, char *err, size_t errlen)
+{
+    q_lod_cache *c = q_lod_cache_create();
+    if (!c) {
+        memset(out, 0, sizeof *out);
+        snprintf(err, errlen, "out of memory");
+        return Q_ERR_MEMORY;
+    }
+    q_status st = q_lod_build_cached(c, NULL, t, box, surface, scale, level, ud, out, err, errlen);
+    q_lod_cache_destroy(c);
+    return st;
+}
+
+q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t, q_box box, q_surface surface,
+                            float scale, q_lod_level_fn level, void *ud, q_lod_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    for (int a = 0; a < 3; a++)
+        if (box.min[a] > box.max[a] || box.min[a] < -Q_TERRAIN_LIMIT + 2 || box.max[a] > Q_TERRAIN_LIMIT - 2) {
+            snprintf(err, errlen, "box must satisfy min <= max within +-%d voxels", Q_TERRAIN_LIMIT - 2);
+            return Q_ERR_ARGUMENT;
+        }
+    q_status st = Q_OK;
+    buf leaves = {.elem = sizeof(leaf)}, tris = {.elem = 3 * sizeof(uint32_t)};
+    buf nodes = {.elem = sizeof(node)}, leaf_node = {.elem = sizeof(uint32_t)};
+    buf final = {.elem = 4 * sizeof(uint32_t)}; /* a, b, c, chunk-interior level or -1 */
+    buf used = {.elem = sizeof(piece *)};
+    hmap vmap = {0}, nmap = {0}, tmap = {0};
+    if (!hmap_init(&vmap, 1024) || !hmap_init(&nmap, 1024) || !hmap_init(&tmap, 1024)) {
+        st = Q_ERR_MEMORY;
+        goto fail;
+    }
+
+    /* 1. LOD0 leaves and triangles of each chunk piece: from the cache
+     * unless an edit touched it since the last build; stale pieces are
+     * remeshed in parallel. */
+    uint64_t version = q_terrain_version(t);
+    if (cache->has_version && version != cache->version &&
+        !q_terrain_changes_since(t, cache->version, invalidate_box, cache))
+        for (size_t i = 0; i < cache->count; i++)
+            piece_clear(&cache->pieces[i]);
+    cache->version = version;
+    cache->has_version = true;
     int32_t c0[3], c1[3];
     for (int a = 0; a < 3; a++) {
         c0[a] = floor_div(box.min[a], Q_LOD_CHUNK);
@@ -212,62 +384,102 @@ q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float sca
                         int32_t lo = cc[a] * Q_LOD_CHUNK, hi = lo + Q_LOD_CHUNK;
                         p.min[a] = lo > box.min[a] ? lo : box.min[a];
                         p.max[a] = hi < box.max[a] ? hi : box.max[a];
-                        o.origin[a] = p.min[a];
                     }
-                    st = q_dc_mesh(t, p, surface, 1.0f, &o, scratch, err, errlen);
-                    if (st != Q_OK)
-                        goto fail;
-                    uint32_t *ids = q_alloc((o.vertex_count + 1) * sizeof(uint32_t));
-                    if (!ids) {
+                    piece *pc = find_piece(cache, cc, p, surface);
+                    piece **slot = pc ? buf_push(&used) : NULL;
+                    if (!slot) {
                         st = Q_ERR_MEMORY;
                         goto fail;
                     }
-                    for (size_t v = 0; v < o.vertex_count; v++) {
-                        const int32_t *cell = o.cells + 3 * v;
-                        hkey k = {{cell[0], cell[1], cell[2], 0}};
-                        for (int a = 0; a < 3; a++) {
-                            double abs_pos = (double)o.positions[3 * v + a] + o.origin[a];
-                            int64_t q = (int64_t)llround((abs_pos - cell[a] - 0.5) * Q_DC_GRID);
-                            k.k[3] |= (q & 0xfffff) << (20 * a);
-                        }
-                        bool found;
-                        size_t s = hmap_slot(&vmap, &k, &found);
-                        if (s == SIZE_MAX) {
-                            q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
-                            st = Q_ERR_MEMORY;
-                            goto fail;
-                        }
-                        if (!found) {
-                            leaf *l = buf_push(&leaves);
-                            if (!l) {
-                                q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
-                                st = Q_ERR_MEMORY;
-                                goto fail;
-                            }
-                            for (int a = 0; a < 3; a++) {
-                                l->cell[a] = cell[a];
-                                l->pos[a] = (double)o.positions[3 * v + a] + o.origin[a];
-                                l->normal[a] = o.normals[3 * v + a];
-                            }
-                            l->material = o.materials[v];
-                            vmap.keys[s] = k;
-                            vmap.vals[s] = (uint32_t)(leaves.n - 1);
-                            vmap.count++;
-                        }
-                        ids[v] = vmap.vals[s];
-                    }
-                    for (size_t i = 0; i < o.index_count; i += 3) {
-                        uint32_t *tr = buf_push(&tris);
-                        if (!tr) {
-                            q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
-                            st = Q_ERR_MEMORY;
-                            goto fail;
-                        }
-                        for (int k = 0; k < 3; k++)
-                            tr[k] = ids[o.indices[i + k]];
-                    }
-                    q_free(ids, (o.vertex_count + 1) * sizeof(uint32_t));
+                    *slot = pc;
                 }
+    /* find_piece may move the array: take the pointers again */
+    {
+        size_t k = 0;
+        for (int32_t cz = c0[2]; q_box_volume(box) > 0 && cz <= c1[2]; cz++)
+            for (int32_t cy = c0[1]; cy <= c1[1]; cy++)
+                for (int32_t cx = c0[0]; cx <= c1[0]; cx++) {
+                    int32_t cc[3] = {cx, cy, cz};
+                    q_box p;
+                    for (int a = 0; a < 3; a++) {
+                        int32_t lo = cc[a] * Q_LOD_CHUNK, hi = lo + Q_LOD_CHUNK;
+                        p.min[a] = lo > box.min[a] ? lo : box.min[a];
+                        p.max[a] = hi < box.max[a] ? hi : box.max[a];
+                    }
+                    ((piece **)used.p)[k++] = find_piece(cache, cc, p, surface);
+                }
+    }
+    buf todo = {.elem = sizeof(piece *)};
+    for (size_t i = 0; i < used.n; i++) {
+        piece *pc = ((piece **)used.p)[i];
+        if (!pc->valid) {
+            piece **s = buf_push(&todo);
+            if (!s) {
+                buf_free(&todo);
+                st = Q_ERR_MEMORY;
+                goto fail;
+            }
+            *s = pc;
+        }
+    }
+    build_ctx bc = {t, todo.p};
+    if (todo.n)
+        q_jobs_for(jobs, (int)todo.n, build_job, &bc);
+    cache->last_remeshed = todo.n;
+    for (size_t i = 0; i < todo.n && st == Q_OK; i++)
+        if (((piece **)todo.p)[i]->st != Q_OK)
+            st = ((piece **)todo.p)[i]->st;
+    buf_free(&todo);
+    if (st != Q_OK) {
+        snprintf(err, errlen, st == Q_ERR_MEMORY ? "out of memory" : "meshing a chunk failed");
+        goto fail;
+    }
+    out->remeshed_chunks = cache->last_remeshed;
+
+    /* Leaves shared by neighbouring pieces are one leaf (same cell, same
+     * snapped position). */
+    for (size_t i = 0; i < used.n; i++) {
+        const piece *pc = ((piece **)used.p)[i];
+        uint32_t *ids = q_alloc((pc->nleaves + 1) * sizeof(uint32_t));
+        if (!ids) {
+            st = Q_ERR_MEMORY;
+            goto fail;
+        }
+        for (size_t v = 0; v < pc->nleaves; v++) {
+            const leaf *src = &pc->leaves[v];
+            hkey k = {{src->cell[0], src->cell[1], src->cell[2], 0}};
+            for (int a = 0; a < 3; a++) {
+                int64_t q = (int64_t)llround((src->pos[a] - src->cell[a] - 0.5) * Q_DC_GRID);
+                k.k[3] |= (q & 0xfffff) << (20 * a);
+            }
+            bool found;
+            size_t s = hmap_slot(&vmap, &k, &found);
+            leaf *l = found || s == SIZE_MAX ? NULL : buf_push(&leaves);
+            if (s == SIZE_MAX || (!found && !l)) {
+                q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
+                st = Q_ERR_MEMORY;
+                goto fail;
+            }
+            if (!found) {
+                *l = *src;
+                vmap.keys[s] = k;
+                vmap.vals[s] = (uint32_t)(leaves.n - 1);
+                vmap.count++;
+            }
+            ids[v] = vmap.vals[s];
+        }
+        for (size_t i3 = 0; i3 < pc->ntris; i3++) {
+            uint32_t *tr = buf_push(&tris);
+            if (!tr) {
+                q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
+                st = Q_ERR_MEMORY;
+                goto fail;
+            }
+            for (int k = 0; k < 3; k++)
+                tr[k] = ids[pc->tris[3 * i3 + k]];
+        }
+        q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
+    }
     out->lod0_triangles = tris.n;
 
     /* 2. Octree nodes: each leaf goes to its node at its chunk's level; the
@@ -451,8 +663,7 @@ q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float sca
 fail:
     if (st == Q_ERR_MEMORY)
         snprintf(err, errlen, "out of memory");
-    if (mem)
-        q_free(mem, bytes);
+    buf_free(&used);
     buf_free(&leaves);
     buf_free(&tris);
     buf_free(&nodes);

@@ -44,6 +44,7 @@ typedef struct q_lod_result {
     size_t seam_triangles;  /* the rest: seams between chunks */
     size_t triangles_per_level[Q_LOD_MAX_LEVEL + 1]; /* chunk interiors by their chunk's level */
     size_t lod0_triangles;  /* triangles of the LOD0 mesh of the same box */
+    size_t remeshed_chunks; /* chunk pieces meshed by dc.c in this build (others came from the cache) */
 } q_lod_result;
 
 /* Meshes the cells owned by box (dc.h ownership rule) with each chunk at the
@@ -52,5 +53,19 @@ typedef struct q_lod_result {
  * codes of q_dc_mesh or Q_ERR_MEMORY. */
 q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float scale, q_lod_level_fn level, void *ud,
                      q_lod_result *out, char *err, size_t errlen);
+
+/* Cache of the per-chunk LOD0 leaves and triangles between builds. A build
+ * takes the terrain's change log (q_terrain_changes_since) and remeshes only
+ * the chunk pieces an edit touched (or whose box changed), in parallel on
+ * jobs (may be NULL); a viewer move remeshes none and only re-clusters. */
+typedef struct q_lod_cache q_lod_cache;
+struct q_jobs;
+q_lod_cache *q_lod_cache_create(void);
+void q_lod_cache_destroy(q_lod_cache *c);
+/* Pieces meshed by the last build. */
+size_t q_lod_cache_remeshed(const q_lod_cache *c);
+q_status q_lod_build_cached(q_lod_cache *cache, struct q_jobs *jobs, const q_terrain *t, q_box box,
+                            q_surface surface, float scale, q_lod_level_fn level, void *ud, q_lod_result *out,
+                            char *err, size_t errlen);
 
 #endif

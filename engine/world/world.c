@@ -77,6 +77,8 @@ const q_world_def *q_world_get_def(const q_world *w) { return &w->def; }
 q_terrain *q_world_terrain(q_world *w) { return w->terrain; }
 q_terrain_physics *q_world_terrain_physics(q_world *w) { return w->physics; }
 
+q_jobs *q_world_jobs(q_world *w) { return w->jobs; }
+
 struct q_clipmap *q_world_clipmap(q_world *w)
 {
     if (!w->clipmap)

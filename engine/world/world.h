@@ -41,6 +41,9 @@ struct q_clipmap;
 /* Clipmap LOD state (mesh/clipmap.h), created on first use and destroyed
  * with the world; NULL when out of memory. */
 struct q_clipmap *q_world_clipmap(q_world *w);
+struct q_jobs;
+/* The world's worker threads (core/jobs.h), for engine work done on its behalf. */
+struct q_jobs *q_world_jobs(q_world *w);
 
 /* Advances by whole fixed steps: adds dt (seconds, finite, >= 0) to an
  * accumulator and runs floor(acc / step) steps, at most Q_MAX_STEPS_PER_CALL
