@@ -53,7 +53,8 @@
  *
  * AABB queries: boxes with random extents of 1-3 voxels per axis centred on
  * random surface points of the region: q_kdtree_query_aabb vs
- * processAllTriangles with a counting callback.
+ * processAllTriangles with a counting callback (REPS_TRACE passes, thread CPU
+ * time, median).
  *
  * Broadphase: q_terrain_physics_broadphase on the whole world against a
  * per-voxel scan, q_terrain_read of the box's voxel range grown by 2 and a
@@ -92,7 +93,7 @@ constexpr int WX = 128, WY = 64, WZ = 128;
 constexpr int REPS_CHUNK = 5;  /* passes over all chunks */
 constexpr int REPS_REGION = 7; /* region builds */
 constexpr int REPS_RAYS = 3;   /* passes over query sets (AABB, broadphase) */
-constexpr int REPS_TRACE = 7;  /* passes over each ray set (the VM is noisy) */
+constexpr int REPS_TRACE = 7;  /* passes over each ray set and the AABB set (the VM is noisy) */
 constexpr int N_SHORT = 100000, N_LONG = 20000, GRID = 256;
 constexpr int N_AABB = 50000;
 constexpr int N_BOXES = 100000; /* broadphase, per placement */
@@ -891,18 +892,18 @@ int main(int argc, char **argv)
         std::vector<uint32_t> buf(region.nt);
         std::vector<size_t> nq(boxes.size()), nb(boxes.size()), nf(boxes.size());
         std::vector<double> sq, sb, sf;
-        for (int rep = 0; rep < REPS_RAYS; rep++) {
-            double t0 = bench_now();
+        for (int rep = 0; rep < REPS_TRACE; rep++) {
+            double t0 = thread_cpu_now();
             for (size_t i = 0; i < boxes.size(); i++) {
                 float mn[3] = {(float)boxes[i].min[0], (float)boxes[i].min[1], (float)boxes[i].min[2]};
                 float mx[3] = {(float)boxes[i].max[0], (float)boxes[i].max[1], (float)boxes[i].max[2]};
                 nq[i] = q_kdtree_query_aabb(&rs.tree, &rs.km, mn, mx, buf.data(), buf.size());
             }
-            double t1 = bench_now();
+            double t1 = thread_cpu_now();
             for (int k = 0; k < 2; k++) {
                 btBvhTriangleMeshShape *shape = k == 0 ? rs.bq.shape : rs.bf.shape;
                 std::vector<size_t> &out = k == 0 ? nb : nf;
-                double u0 = bench_now();
+                double u0 = thread_cpu_now();
                 for (size_t i = 0; i < boxes.size(); i++) {
                     CountTriangles cb;
                     shape->processAllTriangles(&cb, btVector3((float)boxes[i].min[0], (float)boxes[i].min[1],
@@ -911,16 +912,16 @@ int main(int argc, char **argv)
                                                          (float)boxes[i].max[2]));
                     out[i] = cb.count;
                 }
-                (k == 0 ? sb : sf).push_back(bench_now() - u0);
+                (k == 0 ? sb : sf).push_back(thread_cpu_now() - u0);
             }
             sq.push_back(t1 - t0);
         }
         double n = (double)boxes.size();
         bench_section("AABB queries on the 64^3 region: q_kdtree_query_aabb vs processAllTriangles, queries/s");
-        bench_row("boxes of 1-3 voxels at surface points", n / median_of(sq), sq.data(), REPS_RAYS,
-                  "Bullet quantized", n / median_of(sb), sb.data(), REPS_RAYS, "queries/s", 1e6, "Mq/s");
-        bench_row("boxes of 1-3 voxels at surface points", n / median_of(sq), sq.data(), REPS_RAYS, "Bullet float",
-                  n / median_of(sf), sf.data(), REPS_RAYS, "queries/s", 1e6, "Mq/s");
+        bench_row("boxes of 1-3 voxels at surface points", n / median_of(sq), sq.data(), REPS_TRACE,
+                  "Bullet quantized", n / median_of(sb), sb.data(), REPS_TRACE, "queries/s", 1e6, "Mq/s");
+        bench_row("boxes of 1-3 voxels at surface points", n / median_of(sq), sq.data(), REPS_TRACE, "Bullet float",
+                  n / median_of(sf), sf.data(), REPS_TRACE, "queries/s", 1e6, "Mq/s");
         double tq = 0, tb = 0;
         size_t same_f = 0;
         for (size_t i = 0; i < boxes.size(); i++) {
