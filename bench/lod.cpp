@@ -1,0 +1,232 @@
+/* Clipmap LOD (mesh/octree.h, mesh/clipmap.h) on a 1024x128x1024 hills world:
+ *  - triangles drawn with the viewer in the middle against all chunks at LOD0;
+ *  - the first build (every chunk meshed at LOD0 on all threads, then
+ *    clustered) and the rebuild after the viewer crosses a chunk border (no
+ *    LOD0 remesh, only the clustering);
+ *  - LOD1 of single 32^3 chunks against meshoptimizer's meshopt_simplify with
+ *    locked borders (meshopt_SimplifyLockBorder) at the same triangle count,
+ *    starting from the same LOD0 mesh: time and symmetric sampled Hausdorff
+ *    distance to the LOD0 surface (vertices and triangle centroids of each
+ *    mesh against the other's triangles, brute force), in voxels.
+ */
+#include <meshoptimizer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+extern "C" {
+#include "bench.h"
+#include "core/jobs.h"
+#include "mesh/clipmap.h"
+#include "mesh/dc.h"
+#include "mesh/octree.h"
+#include "world/world.h"
+}
+
+namespace {
+
+struct V {
+    double x, y, z;
+};
+V sub(V a, V b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+double dot(V a, V b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+V madd(V a, V d, double t) { return {a.x + d.x * t, a.y + d.y * t, a.z + d.z * t}; }
+
+/* Closest point on a triangle (Ericson 5.1.5). */
+double point_tri(V p, V a, V b, V c)
+{
+    V ab = sub(b, a), ac = sub(c, a), ap = sub(p, a);
+    double d1 = dot(ab, ap), d2 = dot(ac, ap);
+    V q;
+    if (d1 <= 0 && d2 <= 0)
+        q = a;
+    else {
+        V bp = sub(p, b);
+        double d3 = dot(ab, bp), d4 = dot(ac, bp);
+        double vc = d1 * d4 - d3 * d2;
+        if (d3 >= 0 && d4 <= d3)
+            q = b;
+        else if (vc <= 0 && d1 >= 0 && d3 <= 0)
+            q = madd(a, ab, d1 / (d1 - d3));
+        else {
+            V cp = sub(p, c);
+            double d5 = dot(ab, cp), d6 = dot(ac, cp);
+            double vb = d5 * d2 - d1 * d6;
+            double va = d3 * d6 - d5 * d4;
+            if (d6 >= 0 && d5 <= d6)
+                q = c;
+            else if (vb <= 0 && d2 >= 0 && d6 <= 0)
+                q = madd(a, ac, d2 / (d2 - d6));
+            else if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0)
+                q = madd(b, sub(c, b), (d4 - d3) / ((d4 - d3) + (d5 - d6)));
+            else {
+                double den = 1 / (va + vb + vc);
+                q = madd(madd(a, ab, vb * den), ac, vc * den);
+            }
+        }
+    }
+    V e = sub(p, q);
+    return std::sqrt(dot(e, e));
+}
+
+struct Mesh {
+    std::vector<float> pos;
+    std::vector<uint32_t> idx;
+    V v(uint32_t i) const { return {pos[3 * i], pos[3 * i + 1], pos[3 * i + 2]}; }
+};
+
+double one_sided(const Mesh &from, const Mesh &to)
+{
+    double worst = 0;
+    auto dist = [&](V p) {
+        double best = 1e30;
+        for (size_t t = 0; t < to.idx.size(); t += 3)
+            best = std::min(best, point_tri(p, to.v(to.idx[t]), to.v(to.idx[t + 1]), to.v(to.idx[t + 2])));
+        return best;
+    };
+    for (size_t i = 0; i < from.pos.size() / 3; i++)
+        worst = std::max(worst, dist(from.v((uint32_t)i)));
+    for (size_t t = 0; t < from.idx.size(); t += 3) {
+        V a = from.v(from.idx[t]), b = from.v(from.idx[t + 1]), c = from.v(from.idx[t + 2]);
+        worst = std::max(worst, dist({(a.x + b.x + c.x) / 3, (a.y + b.y + c.y) / 3, (a.z + b.z + c.z) / 3}));
+    }
+    return worst;
+}
+
+double hausdorff(const Mesh &a, const Mesh &b) { return std::max(one_sided(a, b), one_sided(b, a)); }
+
+Mesh from_q(const q_mesh *m)
+{
+    Mesh r;
+    if (m) {
+        r.pos.assign(m->positions, m->positions + 3 * m->vertex_count);
+        r.idx.assign(m->indices, m->indices + m->index_count);
+    }
+    return r;
+}
+
+int uniform_level(void *ud, const int32_t *) { return *(int *)ud; }
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : "out";
+    char err[256];
+    q_world_def wd = q_default_world_def();
+    q_world *w = q_world_create(&wd, err, sizeof err);
+    if (!w)
+        bench_check(Q_ERR_MEMORY, "q_world_create", err);
+    q_generate_def gd = q_default_generate_def();
+    gd.kind = Q_GEN_HILLS;
+    gd.size[0] = 1024;
+    gd.size[1] = 128;
+    gd.size[2] = 1024;
+    gd.seed = 1;
+    q_terrain *t = q_world_terrain(w);
+    bench_check(q_terrain_generate(t, &gd, err, sizeof err), "q_terrain_generate", err);
+
+    bench_begin("lod", dir);
+    q_clipmap *cm = q_world_clipmap(w);
+    q_box box = {{-1, -1, -1}, {1025, 129, 1025}};
+    double viewer[3] = {512, 64, 512};
+    q_clipmap_set_viewer(cm, viewer);
+    q_lod_result r;
+    double t0 = bench_now();
+    bench_check(q_clipmap_mesh(cm, q_world_jobs(w), t, box, 1.0f, &r, err, sizeof err), "q_clipmap_mesh", err);
+    double first = bench_now() - t0;
+    size_t drawn = r.chunk_triangles + r.seam_triangles, lod0 = r.lod0_triangles;
+    std::printf("per level:");
+    for (int i = 0; i <= Q_LOD_MAX_LEVEL; i++)
+        std::printf(" %zu", r.triangles_per_level[i]);
+    std::printf(" seams %zu\n", r.seam_triangles);
+    q_mesh_destroy(r.mesh);
+
+    bench_section("Triangles drawn, 1024x128x1024 hills, viewer in the middle, default distances {48,96,192,384}");
+    bench_row("clipmap LOD (chunks + seams)", (double)drawn, nullptr, 0, "all chunks at LOD0", (double)lod0, nullptr,
+              0, "triangles", 1e6, "M tris");
+
+    /* viewer crosses a chunk border: 5 moves of one chunk */
+    const int REPS = 5;
+    double moves[REPS];
+    for (int i = 0; i < REPS; i++) {
+        viewer[0] += Q_LOD_CHUNK;
+        q_clipmap_set_viewer(cm, viewer);
+        t0 = bench_now();
+        bench_check(q_clipmap_mesh(cm, q_world_jobs(w), t, box, 1.0f, &r, err, sizeof err), "q_clipmap_mesh", err);
+        moves[i] = bench_now() - t0;
+        if (r.remeshed_chunks != 0)
+            bench_note("viewer move remeshed %zu chunks at LOD0", r.remeshed_chunks);
+        q_mesh_destroy(r.mesh);
+    }
+    double move = bench_median(moves, REPS);
+    bench_section_inverse("Rebuild when the viewer crosses a chunk (whole 1024^2 world re-clustered) vs first build");
+    bench_row("viewer crosses a chunk", move, moves, REPS, "first build (LOD0 of every chunk + clustering)", first,
+              &first, 1, "s", 1e-3, "ms");
+
+    /* LOD1 chunks vs meshopt_simplify with locked borders */
+    bench_section_inverse("LOD1 of a 32^3 chunk vs meshopt_simplify (LockBorder) at the same triangle count, 8 chunks");
+    std::vector<double> ours_t, mo_t, ours_h, mo_h;
+    int n_chunks = 0;
+    for (int cz = 4; cz < 32 && n_chunks < 8; cz += 3)
+        for (int cy = 0; cy < 4 && n_chunks < 8; cy++) {
+            q_box cb = {{128, cy * 32, cz * 32}, {160, cy * 32 + 32, cz * 32 + 32}};
+            int L0 = 0, L1 = 1;
+            q_lod_result a, b;
+            bench_check(q_lod_build(t, cb, Q_SURFACE_SOLID, 1.0f, uniform_level, &L0, &a, err, sizeof err), "lod0",
+                        err);
+            if (!a.mesh || a.mesh->index_count < 3000) {
+                q_mesh_destroy(a.mesh);
+                continue;
+            }
+            double s0 = bench_now();
+            const int R = 5;
+            double best = 1e30;
+            for (int k = 0; k < R; k++) {
+                s0 = bench_now();
+                bench_check(q_lod_build(t, cb, Q_SURFACE_SOLID, 1.0f, uniform_level, &L1, &b, err, sizeof err),
+                            "lod1", err);
+                best = std::min(best, bench_now() - s0);
+                if (k < R - 1)
+                    q_mesh_destroy(b.mesh);
+            }
+            Mesh m0 = from_q(a.mesh), m1 = from_q(b.mesh);
+            /* meshopt from the same LOD0 mesh; time excludes the LOD0 meshing */
+            std::vector<uint32_t> out(m0.idx.size());
+            size_t target = m1.idx.size(), got = 0;
+            double mbest = 1e30;
+            for (int k = 0; k < R; k++) {
+                s0 = bench_now();
+                float e = 0;
+                got = meshopt_simplify(out.data(), m0.idx.data(), m0.idx.size(), m0.pos.data(), m0.pos.size() / 3,
+                                       3 * sizeof(float), target, 1.0f, meshopt_SimplifyLockBorder, &e);
+                mbest = std::min(mbest, bench_now() - s0);
+            }
+            Mesh ms{m0.pos, std::vector<uint32_t>(out.begin(), out.begin() + (long)got)};
+            double h1 = hausdorff(m1, m0), hm = hausdorff(ms, m0);
+            std::printf("chunk %d: LOD0 %zu tris, LOD1 %zu, meshopt %zu; Hausdorff %.3f vs %.3f voxels; %.3f vs %.3f ms\n",
+                        n_chunks, m0.idx.size() / 3, m1.idx.size() / 3, got / 3, h1, hm, best * 1e3, mbest * 1e3);
+            ours_t.push_back(best);
+            mo_t.push_back(mbest);
+            ours_h.push_back(h1);
+            mo_h.push_back(hm);
+            q_mesh_destroy(a.mesh);
+            q_mesh_destroy(b.mesh);
+            n_chunks++;
+        }
+    if (n_chunks) {
+        double ot = bench_median(ours_t.data(), n_chunks), mt = bench_median(mo_t.data(), n_chunks);
+        double oh = *std::max_element(ours_h.begin(), ours_h.end()), mh = *std::max_element(mo_h.begin(), mo_h.end());
+        bench_row("LOD1 time (incl. LOD0 meshing of the chunk)", ot, ours_t.data(), n_chunks,
+                  "meshopt_simplify (LOD0 given)", mt, mo_t.data(), n_chunks, "s", 1e-3, "ms");
+        bench_section("Hausdorff distance to LOD0, worst of the chunks (lower is better)");
+        bench_row("LOD1 (octree clustering)", oh, nullptr, 0, "meshopt_simplify LockBorder", mh, nullptr, 0,
+                  "voxels", 1, "vox");
+    }
+    bench_note("LOD1 = nodes of size 2 (QEF of merged leaves); meshopt target = LOD1's index count, error 1.0");
+    bench_end();
+    q_world_destroy(w);
+    return 0;
+}
