@@ -577,15 +577,21 @@ faces:
                 continue;
             for (int k = 0; k < 3; k++)
                 L[k] /= l;
-            double mid[3] = {(c->pts[0][0] + c->pts[1][0]) / 2 - pc[0], (c->pts[0][1] + c->pts[1][1]) / 2 - pc[1],
-                             (c->pts[0][2] + c->pts[1][2]) / 2 - pc[2]};
-            if (dot3(L, mid) < 0)
+            /* both orientations */
+            double c0 = dot3(L, c->pts[0]), c1 = dot3(L, c->pts[1]);
+            double s1 = fmin(c0, c1) - poly_max(p, L) - c->radius, s2 = poly_min(p, L) - fmax(c0, c1) - c->radius;
+            double tl = (flags & Q_NP_ONE_SIDED) ? dot3(L, p->tn) : 0;
+            if (tl < 0)
+                s1 = -INFINITY;
+            if (tl > 0)
+                s2 = -INFINITY;
+            double sep = s1;
+            if (s2 > s1) {
+                sep = s2;
                 for (int k = 0; k < 3; k++)
                     L[k] = -L[k];
-            if ((flags & Q_NP_ONE_SIDED) && dot3(L, p->tn) < 0)
-                continue;
-            double lo = fmin(dot3(L, c->pts[0]), dot3(L, c->pts[1]));
-            double sep = lo - poly_max(p, L) - c->radius;
+            }
+            (void)pc;
             if (sep > sep_best + 1e-9) {
                 sep_best = sep;
                 memcpy(n, L, sizeof L);
@@ -667,7 +673,8 @@ static int clip_polygon(const double (*in)[3], const int *fin, int n, const doub
 /* Contacts with ref's face rf as reference and inc's most anti-parallel
  * face as incident; n is rf's outward normal; points are reported with the
  * given normal sign (flip: ref is B). */
-static int face_contact(const q_poly *ref, uint32_t rf, const q_poly *inc, double margin, bool flip, q_manifold *m)
+static int face_contact(const q_poly *ref, uint32_t rf, const q_poly *inc, double margin, bool flip, double sat,
+                        q_manifold *m)
 {
     double n[3], d;
     poly_face_plane(ref, rf, n, &d);
@@ -717,6 +724,21 @@ static int face_contact(const q_poly *ref, uint32_t rf, const q_poly *inc, doubl
             pos[k] = cur[i][k] - n[k] * sep / 2;
         uint32_t id = (flip ? 0x80000000u : 0) | (rf & 0x3ffu) << 21 | (inf & 0x3ffu) << 11 | ((uint32_t)fc[i] & 0x7ffu);
         add_point(m, pos, sep, id, pts, &np, Q_CLIP_MAX);
+    }
+    /* deep overlaps: the incident face may miss the deepest point (or the
+     * reference face altogether); add the incident shape's deepest point */
+    double shallowest = INFINITY;
+    for (int i = 0; i < np; i++)
+        shallowest = fmin(shallowest, pts[i].separation);
+    if (sat <= margin && (np == 0 || shallowest > sat + 1e-9 + 1e-6 * fabs(sat))) {
+        double neg[3] = {-n[0], -n[1], -n[2]}, sp[3], pos[3];
+        poly_support(inc, neg, sp);
+        double sep = dot3(n, sp) - d;
+        for (int k = 0; k < 3; k++)
+            pos[k] = sp[k] - n[k] * sep / 2;
+        if (np == Q_CLIP_MAX)
+            np--;
+        add_point(m, pos, sep, (flip ? 0x80000000u : 0) | (rf & 0x3ffu) << 21 | 0x7ffu, pts, &np, Q_CLIP_MAX);
     }
     if (np == 0)
         return 0;
@@ -769,7 +791,7 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
             return 0;
     }
     if (flags & Q_NP_FACE_ONLY)
-        return face_contact(a, 0, b, margin, false, m);
+        return face_contact(a, 0, b, margin, false, sa, m);
     for (uint32_t f = 0; f < b->nf; f++) {
         double n[3], d;
         poly_face_plane(b, f, n, &d);
@@ -804,12 +826,22 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
                 continue;
             for (int k = 0; k < 3; k++)
                 L[k] /= l;
-            if (dot3(L, cd) < 0)
+            /* both orientations: the separation along L or along -L */
+            double s1 = poly_min(b, L) - poly_max(a, L), s2 = poly_min(a, L) - poly_max(b, L);
+            bool one = (flags & Q_NP_ONE_SIDED) != 0;
+            double tl = one ? dot3(L, a->tn) : 0;
+            if (one && tl < 0)
+                s1 = -INFINITY;
+            if (one && tl > 0)
+                s2 = -INFINITY;
+            if (s1 == -INFINITY && s2 == -INFINITY)
+                continue;
+            double sep = s1;
+            if (s2 > s1 || (s2 == s1 && dot3(L, cd) < 0)) {
+                sep = s2;
                 for (int k = 0; k < 3; k++)
                     L[k] = -L[k];
-            if ((flags & Q_NP_ONE_SIDED) && dot3(L, a->tn) < 0)
-                continue;
-            double sep = poly_min(b, L) - poly_max(a, L);
+            }
             if (sep > margin)
                 return 0;
             if (sep > se) {
@@ -841,8 +873,8 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
         return 1;
     }
     if (sb > sa + tol)
-        return face_contact(b, fb, a, margin, true, m);
-    return face_contact(a, fa, b, margin, false, m);
+        return face_contact(b, fb, a, margin, true, sb, m);
+    return face_contact(a, fa, b, margin, false, sa, m);
 }
 
 /* ---- convex pair dispatch ---- */

@@ -249,8 +249,8 @@ double q_gjk_core(const q_convex *a, const q_convex *b, double pa[3], double pb[
 
 /* ---- EPA ---- */
 
-#define EPA_VERTS 64
-#define EPA_FACES 128
+#define EPA_VERTS 128
+#define EPA_FACES 256
 
 typedef struct epa_face {
     int v[3];
@@ -355,7 +355,7 @@ bool q_epa_core(const q_convex *a, const q_convex *b, double normal[3], double *
         nf++;
     }
     int best = 0;
-    for (int iter = 0; iter < 64; iter++) {
+    for (int iter = 0; iter < EPA_VERTS; iter++) {
         best = -1;
         for (int i = 0; i < nf; i++)
             if (f[i].live && (best < 0 || f[i].d < f[best].d))

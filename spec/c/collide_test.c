@@ -844,12 +844,90 @@ static void test_shapecast_shape(void)
     q_collider_free(b);
 }
 
+/* Random pairs of every kind: finite unit normals, at most 4 points, a
+ * manifold whenever GJK/EPA says they overlap, none for rounded pairs that
+ * GJK puts beyond the margin, and the deepest separation equal to the
+ * GJK/EPA distance. */
+static void test_pairs(void)
+{
+    char err[128];
+    q_collider *shapes[5] = {q_collider_sphere(0.4, err, sizeof err),
+                             q_collider_box((double[3]){0.5, 0.3, 0.4}, err, sizeof err),
+                             q_collider_capsule(0.25, 0.4, err, sizeof err), random_hull(1.2), random_hull(1.0)};
+    int bad_form = 0, missing = 0, extra = 0, depth_bad = 0, compared = 0;
+    double worst = 0;
+    for (int i = 0; i < 20000; i++) {
+        int ia = i % 5, ib = (i / 5) % 5;
+        q_xform a = random_xform(0.2), b = random_xform(1.6);
+        q_manifold m[2];
+        int n = q_collide_shapes(shapes[ia], &a, shapes[ib], &b, 0.05, m, 2);
+        double pa[3], pb[3], d = q_gjk_distance(shapes[ia], &a, shapes[ib], &b, pa, pb);
+        double ms = INFINITY;
+        for (int j = 0; j < n; j++) {
+            double l = sqrt(m[j].normal[0] * m[j].normal[0] + m[j].normal[1] * m[j].normal[1] +
+                            m[j].normal[2] * m[j].normal[2]);
+            if (!(fabs(l - 1) < 1e-9) || m[j].count > 4 || m[j].count == 0)
+                bad_form++;
+            for (uint32_t k = 0; k < m[j].count; k++) {
+                if (!isfinite(m[j].points[k].separation) || !isfinite(m[j].points[k].position[0]))
+                    bad_form++;
+                ms = fmin(ms, m[j].points[k].separation);
+            }
+        }
+        if (d < -1e-3 && n == 0) {
+            missing++;
+            static double su[2000][3];
+            sample_surface(shapes[ia], &a, su, 2000);
+            int inside = 0;
+            for (int k = 0; k < 2000; k++)
+                inside += q_collider_contains(shapes[ib], &b, su[k]);
+            q_manifold mx[2];
+            int n2 = q_collide_shapes(shapes[ia], &a, shapes[ib], &b, 10, mx, 2);
+            printf("# missing %d-%d d %.4f: %d of 2000 surface samples of A inside B; margin 10: n %d sep %.4f\n", ia, ib, d, inside, n2, n2 ? mx[0].points[0].separation : 0);
+        }
+        bool rounded = ia % 2 == 0 && ib % 2 == 0 && ia != 4 && ib != 4;
+        if (rounded && d > 0.05 + 1e-9 && n > 0)
+            extra++;
+        if (n > 0 && d < 0.04) {
+            compared++;
+            double e = fabs(ms - d);
+            worst = fmax(worst, e);
+            if (e > 2e-3) {
+                depth_bad++;
+                double mtd = INFINITY, nb[3] = {0};
+                for (int k = 0; k < 200000; k++) {
+                    double L[3] = {drand() - 0.5, drand() - 0.5, drand() - 0.5}, nl[3], sa_[3], sb_[3];
+                    double l = sqrt(L[0] * L[0] + L[1] * L[1] + L[2] * L[2]);
+                    for (int c = 0; c < 3; c++)
+                        L[c] /= l, nl[c] = -L[c];
+                    q_collider_support(shapes[ia], &a, L, sa_);
+                    q_collider_support(shapes[ib], &b, nl, sb_);
+                    double v = (sa_[0] - sb_[0]) * L[0] + (sa_[1] - sb_[1]) * L[1] + (sa_[2] - sb_[2]) * L[2];
+                    if (v < mtd) {
+                        mtd = v;
+                        memcpy(nb, L, sizeof nb);
+                    }
+                }
+                printf("# off %d-%d d %.4f sep %.4f n %d count %u; sampled MTD %.4f along %.3f %.3f %.3f, normal %.3f %.3f %.3f\n", ia, ib, d, ms, n, m[0].count, mtd, nb[0], nb[1], nb[2], m[0].normal[0], m[0].normal[1], m[0].normal[2]);
+            }
+        }
+    }
+    report("random pairs: unit normals, 1..4 finite points", bad_form == 0);
+    report("random pairs: a manifold whenever GJK/EPA finds an overlap", missing == 0);
+    report("random rounded pairs: nothing beyond the margin", extra == 0);
+    report("random pairs: deepest separation equals the GJK/EPA distance (within 2e-3)", depth_bad == 0);
+    printf("# %d compared, %d off, worst %.3g, %d missing\n", compared, depth_bad, worst, missing);
+    for (int i = 0; i < 5; i++)
+        q_collider_free(shapes[i]);
+}
+
 int main(void)
 {
     size_t live = q_alloc_live_bytes();
     test_mass();
     test_gjk();
     test_box_box();
+    test_pairs();
     test_terrain();
     test_sliding();
     test_shapecast_shape();
