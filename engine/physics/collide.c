@@ -478,12 +478,99 @@ static bool clip_segment_to_face(const double (*poly)[3], int np, const double n
 /* Core C against polytope P; the manifold normal points from P to C.
  * flags: Q_NP_ONE_SIDED (P is a one-sided triangle: no axis below its
  * face), Q_NP_FACE_ONLY (use P's face 0 as the axis). */
+/* Closest point of triangle abc to p (Ericson, Real-Time Collision
+ * Detection 5.1.5); *region: 0 inside, else a corner or an edge. */
+static void closest_on_triangle(const double p[3], const double a[3], const double b[3], const double c[3],
+                                double r[3], int *region)
+{
+    double ab[3], ac[3], ap[3], bp[3], cp[3];
+    sub3(b, a, ab);
+    sub3(c, a, ac);
+    sub3(p, a, ap);
+    double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
+    *region = 1;
+    if (d1 <= 0 && d2 <= 0) {
+        memcpy(r, a, 3 * sizeof(double));
+        return;
+    }
+    sub3(p, b, bp);
+    double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
+    if (d3 >= 0 && d4 <= d3) {
+        memcpy(r, b, 3 * sizeof(double));
+        return;
+    }
+    double vc = d1 * d4 - d3 * d2;
+    if (vc <= 0 && d1 >= 0 && d3 <= 0) {
+        lerp3(a, b, d1 / (d1 - d3), r);
+        return;
+    }
+    sub3(p, c, cp);
+    double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
+    if (d6 >= 0 && d5 <= d6) {
+        memcpy(r, c, 3 * sizeof(double));
+        return;
+    }
+    double vb = d5 * d2 - d1 * d6;
+    if (vb <= 0 && d2 >= 0 && d6 <= 0) {
+        lerp3(a, c, d2 / (d2 - d6), r);
+        return;
+    }
+    double va = d3 * d6 - d5 * d4;
+    if (va <= 0 && (d4 - d3) >= 0 && (d5 - d6) >= 0) {
+        lerp3(b, c, (d4 - d3) / ((d4 - d3) + (d5 - d6)), r);
+        return;
+    }
+    double den = 1 / (va + vb + vc), v = vb * den, w = vc * den;
+    for (int k = 0; k < 3; k++)
+        r[k] = a[k] + ab[k] * v + ac[k] * w;
+    *region = 0;
+}
+
+/* Sphere against a one-sided triangle: the dedicated test. */
+static int sphere_triangle(const q_poly *p, const q_convex *c, double margin, q_manifold *m)
+{
+    double q[3], d[3];
+    int region;
+    closest_on_triangle(c->pts[0], p->bv[0], p->bv[1], p->bv[2], q, &region);
+    sub3(c->pts[0], q, d);
+    double dist = norm3(d), h = dot3(d, p->tn), n[3], sep;
+    if (region == 0 || dist == 0) {
+        /* over or under the face: along its normal */
+        if (h < 0 && region != 0)
+            return 0;
+        sep = h - c->radius;
+        memcpy(n, p->tn, sizeof n);
+    } else {
+        if (h < 0)
+            return 0; /* behind the triangle, beside it: another triangle's business */
+        sep = dist - c->radius;
+        for (int k = 0; k < 3; k++)
+            n[k] = d[k] / dist;
+    }
+    if (sep > margin)
+        return 0;
+    memcpy(m->normal, n, sizeof n);
+    q_contact_point *cp = &m->points[0];
+    double qq[3];
+    /* the triangle's surface point along n below the centre */
+    for (int k = 0; k < 3; k++) {
+        qq[k] = c->pts[0][k] - n[k] * (sep + c->radius);
+        cp->position[k] = qq[k] + n[k] * sep / 2;
+    }
+    cp->separation = sep;
+    cp->id = region == 0 ? 0u : 0xff00u;
+    m->count = 1;
+    return 1;
+}
+
 int q_core_poly(const q_poly *p, const q_convex *c, double margin, unsigned flags, q_manifold *m)
 {
     double n[3], sep_best = -INFINITY;
     int face = -1;
     bool have_axis = false;
     m->count = 0;
+    if (!p->s && c->n == 1 && (flags & Q_NP_ONE_SIDED) && !(flags & Q_NP_FACE_ONLY))
+        return sphere_triangle(p, c, margin, m);
     if (!(flags & Q_NP_FACE_ONLY)) {
         q_convex pc;
         pc.s = p->s;
