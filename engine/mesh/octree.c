@@ -245,6 +245,12 @@ static void piece_build(const q_terrain *t, piece *p)
 struct q_lod_cache {
     piece *pieces;
     size_t count, cap;
+    /* leaves and triangles of the last build merged across pieces, reused
+     * while no piece was remeshed and the box is the same */
+    buf mleaves, mtris;
+    q_box mbox;
+    q_surface msurface;
+    bool mvalid;
     uint64_t version;
     bool has_version;
     size_t last_remeshed;
@@ -252,7 +258,12 @@ struct q_lod_cache {
 
 q_lod_cache *q_lod_cache_create(void)
 {
-    return q_calloc(1, sizeof(q_lod_cache));
+    q_lod_cache *c = q_calloc(1, sizeof(q_lod_cache));
+    if (c) {
+        c->mleaves.elem = sizeof(leaf);
+        c->mtris.elem = 3 * sizeof(uint32_t);
+    }
+    return c;
 }
 
 void q_lod_cache_destroy(q_lod_cache *c)
@@ -263,6 +274,8 @@ void q_lod_cache_destroy(q_lod_cache *c)
         piece_clear(&c->pieces[i]);
     if (c->pieces)
         q_free(c->pieces, c->cap * sizeof(piece));
+    buf_free(&c->mleaves);
+    buf_free(&c->mtris);
     q_free(c, sizeof *c);
 }
 
@@ -426,6 +439,7 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
     if (todo.n)
         q_jobs_for(jobs, (int)todo.n, build_job, &bc);
     cache->last_remeshed = todo.n;
+    size_t todo_n = todo.n;
     for (size_t i = 0; i < todo.n && st == Q_OK; i++)
         if (((piece **)todo.p)[i]->st != Q_OK)
             st = ((piece **)todo.p)[i]->st;
@@ -435,6 +449,25 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
         goto fail;
     }
     out->remeshed_chunks = cache->last_remeshed;
+    bool reuse = cache->mvalid && todo_n == 0 && memcmp(&cache->mbox, &box, sizeof box) == 0 &&
+                 cache->msurface == surface;
+    if (reuse) {
+        leaves = cache->mleaves;
+        tris = cache->mtris;
+        cache->mleaves = (buf){.elem = sizeof(leaf)};
+        cache->mtris = (buf){.elem = 3 * sizeof(uint32_t)};
+        goto merged;
+    }
+    {
+        size_t nl = 0;
+        for (size_t i = 0; i < used.n; i++)
+            nl += ((piece **)used.p)[i]->nleaves;
+        hmap_free(&vmap);
+        if (!hmap_init(&vmap, nl + 16)) {
+            st = Q_ERR_MEMORY;
+            goto fail;
+        }
+    }
 
     /* Leaves shared by neighbouring pieces are one leaf (same cell, same
      * snapped position). */
@@ -480,7 +513,14 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
         }
         q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
     }
+merged:
     out->lod0_triangles = tris.n;
+    hmap_free(&nmap);
+    hmap_free(&tmap);
+    if (!hmap_init(&nmap, leaves.n / 2 + 16) || !hmap_init(&tmap, tris.n / 2 + 16)) {
+        st = Q_ERR_MEMORY;
+        goto fail;
+    }
 
     /* 2. Octree nodes: each leaf goes to its node at its chunk's level; the
      * node's QEF is the sum of its leaves' planes (= of its children's). */
@@ -664,8 +704,19 @@ fail:
     if (st == Q_ERR_MEMORY)
         snprintf(err, errlen, "out of memory");
     buf_free(&used);
-    buf_free(&leaves);
-    buf_free(&tris);
+    buf_free(&cache->mleaves);
+    buf_free(&cache->mtris);
+    cache->mvalid = false;
+    if (st == Q_OK) { /* keep the merged LOD0 data for the next build */
+        cache->mleaves = leaves;
+        cache->mtris = tris;
+        cache->mbox = box;
+        cache->msurface = surface;
+        cache->mvalid = true;
+    } else {
+        buf_free(&leaves);
+        buf_free(&tris);
+    }
     buf_free(&nodes);
     buf_free(&leaf_node);
     buf_free(&final);
