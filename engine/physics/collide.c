@@ -894,6 +894,66 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
     }
     double ebest[3] = {0, 0, 0}, eda[3] = {0, 0, 0}, edb[3] = {0, 0, 0};
     uint32_t eia = 0, eib = 0;
+    if (a->s && b->s && a->s->kind == Q_COLLIDER_HULL && b->s->kind == Q_COLLIDER_HULL) {
+        /* Gauss map pruning (Gregorius, GDC 2013): only edge pairs whose
+         * face-normal arcs cross build a face of the Minkowski difference;
+         * their separation needs no support query. */
+        const q_hull_data *ha = a->s->hull, *hb = b->s->hull;
+        for (uint32_t i = 0; i < a->ne; i++) {
+            double na1[3], na2[3], d1, a0[3], a1[3], da[3];
+            poly_face_plane(a, ha->edge_faces[2 * i], na1, &d1);
+            poly_face_plane(a, ha->edge_faces[2 * i + 1], na2, &d1);
+            bool have_a = false;
+            for (uint32_t j = 0; j < b->ne; j++) {
+                double nb1[3], nb2[3], d2;
+                poly_face_plane(b, hb->edge_faces[2 * j], nb1, &d2);
+                poly_face_plane(b, hb->edge_faces[2 * j + 1], nb2, &d2);
+                for (int k = 0; k < 3; k++) {
+                    nb1[k] = -nb1[k];
+                    nb2[k] = -nb2[k];
+                }
+                double bxa[3], dxc[3];
+                cross3(na2, na1, bxa);
+                cross3(nb2, nb1, dxc);
+                double cba = dot3(nb1, bxa), dba = dot3(nb2, bxa), adc = dot3(na1, dxc), bdc = dot3(na2, dxc);
+                if (!(cba * dba < 0 && adc * bdc < 0 && cba * bdc > 0))
+                    continue;
+                if (!have_a) {
+                    poly_edge(a, i, a0, a1);
+                    sub3(a1, a0, da);
+                    have_a = true;
+                }
+                double b0[3], b1[3], db[3], L[3];
+                poly_edge(b, j, b0, b1);
+                sub3(b1, b0, db);
+                cross3(da, db, L);
+                double l = norm3(L);
+                if (l < 1e-6 * norm3(da) * norm3(db))
+                    continue;
+                for (int k = 0; k < 3; k++)
+                    L[k] /= l;
+                double rel[3];
+                sub3(a0, ca, rel);
+                if (dot3(L, rel) < 0)
+                    for (int k = 0; k < 3; k++)
+                        L[k] = -L[k];
+                double diff[3];
+                sub3(b0, a0, diff);
+                double sep = dot3(L, diff);
+                if (sep > margin)
+                    return 0;
+                if (sep > se) {
+                    se = sep;
+                    memcpy(ebest, L, sizeof L);
+                    memcpy(eda, da, sizeof da);
+                    memcpy(edb, db, sizeof db);
+                    eia = i;
+                    eib = j;
+                }
+            }
+        }
+        goto chosen;
+    }
     for (uint32_t i = 0; i < a->ne; i++) {
         /* boxes: only the 3 distinct directions */
         if (a->s && a->s->kind == Q_COLLIDER_BOX && (i % 4) != 0)
@@ -941,6 +1001,7 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
             }
         }
     }
+chosen:;
     /* prefer faces: an edge axis must separate clearly more */
     double tol = 1e-3 * fmax(1e-3, fmin(norm3(cd), 1.0)), face_sep = fmax(sa, sb);
     if (se > face_sep + tol) {

@@ -138,7 +138,7 @@ q_collider *q_collider_capsule(double radius, double half_height, char *err, siz
 static size_t hull_bytes(uint32_t nv, uint32_t nf, uint32_t nfv, uint32_t ne)
 {
     return sizeof(q_hull_data) + (size_t)nv * 3 * sizeof(double) + (size_t)nf * 4 * sizeof(double) +
-           ((size_t)nf + 1 + nfv + 2 * (size_t)ne) * sizeof(uint32_t);
+           ((size_t)nf + 1 + nfv + 4 * (size_t)ne) * sizeof(uint32_t);
 }
 
 static void free_hull(q_hull_data *h)
@@ -309,6 +309,7 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
     h->face_start = (uint32_t *)(h->planes + 4 * (size_t)nf);
     h->face_vertices = h->face_start + nf + 1;
     h->edges = h->face_vertices + nfv;
+    h->edge_faces = h->edges + 2 * (size_t)ne;
     memcpy(h->vertices, pos, (size_t)nv * 3 * sizeof(double));
     /* Walk each face's boundary: from a boundary edge (a, b) of triangle t,
      * the next boundary edge starts at b; rotate around b inside the group. */
@@ -372,12 +373,28 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
             if (a < b && eo < ne) {
                 h->edges[2 * eo] = a;
                 h->edges[2 * eo + 1] = b;
+                h->edge_faces[2 * eo] = f;
+                h->edge_faces[2 * eo + 1] = UINT32_MAX;
                 eo++;
             }
         }
     }
     h->face_start[nf] = out;
     h->edge_count = eo;
+    /* the second face of each edge: where it runs b -> a */
+    for (uint32_t f = 0; f < nf && out == nfv; f++) {
+        uint32_t s0 = h->face_start[f], c = h->face_start[f + 1] - s0;
+        for (uint32_t i = 0; i < c; i++) {
+            uint32_t a = h->face_vertices[s0 + i], b = h->face_vertices[s0 + (i + 1) % c];
+            if (a < b)
+                continue;
+            for (uint32_t e = 0; e < eo; e++)
+                if (h->edges[2 * e] == b && h->edges[2 * e + 1] == a) {
+                    h->edge_faces[2 * e + 1] = f;
+                    break;
+                }
+        }
+    }
     if (out != nfv) {
         /* cannot happen on a closed mesh; refuse rather than keep a broken hull */
         h->edge_count = ne;

@@ -40,6 +40,8 @@ typedef struct q_hull_data {
     uint32_t *face_start;      /* face_count + 1 offsets into face_vertices */
     uint32_t *face_vertices;
     uint32_t *edges;           /* 2 vertex indices per unique edge */
+    uint32_t *edge_faces;      /* 2 faces per edge: the one where it runs
+                                  edges[0] -> edges[1], then the other */
 } q_hull_data;
 
 typedef struct q_collider q_collider;
