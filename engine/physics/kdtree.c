@@ -157,18 +157,25 @@ static inline __attribute__((always_inline)) void decode_boxes(builder *b, q_kdt
 {
     const q_kd_mesh *mesh = b->mesh;
     uint32_t n = mesh->triangle_count;
+    uint32_t *restrict tris = b->tris;
+    float *restrict mid = b->mid, *restrict box = b->box;
+    float tmin[3] = {INFINITY, INFINITY, INFINITY}, tmax[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (uint32_t t = 0; t < n; t++) {
-        b->tris[t] = t;
+        tris[t] = t;
         float v[9];
         load_triangle(mesh, fmt, t, v);
         for (int a = 0; a < 3; a++) {
-            b->mid[3 * t + a] = (v[a] + v[3 + a] + v[6 + a]) * (1.0f / 3.0f);
+            mid[3 * t + a] = (v[a] + v[3 + a] + v[6 + a]) * (1.0f / 3.0f);
             float lo = MINF(v[a], MINF(v[3 + a], v[6 + a])), hi = MAXF(v[a], MAXF(v[3 + a], v[6 + a]));
-            b->box[6 * t + a] = lo;
-            b->box[6 * t + 3 + a] = hi;
-            tree->min[a] = MINF(tree->min[a], lo);
-            tree->max[a] = MAXF(tree->max[a], hi);
+            box[6 * t + a] = lo;
+            box[6 * t + 3 + a] = hi;
+            tmin[a] = MINF(tmin[a], lo);
+            tmax[a] = MAXF(tmax[a], hi);
         }
+    }
+    for (int a = 0; a < 3; a++) {
+        tree->min[a] = tmin[a];
+        tree->max[a] = tmax[a];
     }
 }
 
@@ -232,16 +239,18 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             node->axis_index = LEAF | count << 2;
             continue;
         }
-        float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-        float mean[3] = {0, 0, 0};
+        /* Bounds and midpoint sums in scalars (kept in registers: as arrays
+         * indexed in a loop they went through memory, the build's hottest
+         * loop). */
+        float lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY, hz = -INFINITY;
+        float mx = 0, my = 0, mz = 0;
         for (uint32_t i = it.begin; i < it.end; i++) {
             const float *box = b.box + 6 * (size_t)b.tris[i], *mid = b.mid + 3 * (size_t)b.tris[i];
-            for (int a = 0; a < 3; a++) {
-                lo[a] = MINF(lo[a], box[a]);
-                hi[a] = MAXF(hi[a], box[3 + a]);
-                mean[a] += mid[a];
-            }
+            lx = MINF(lx, box[0]), ly = MINF(ly, box[1]), lz = MINF(lz, box[2]);
+            hx = MAXF(hx, box[3]), hy = MAXF(hy, box[4]), hz = MAXF(hz, box[5]);
+            mx += mid[0], my += mid[1], mz += mid[2];
         }
+        float lo[3] = {lx, ly, lz}, hi[3] = {hx, hy, hz}, mean[3] = {mx, my, mz};
         if (!it.clipped && count >= CLIP_MIN) {
             int ca = -1, side = 0;
             float best = 0;
