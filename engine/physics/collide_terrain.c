@@ -188,9 +188,11 @@ static bool same3(const int32_t a[3], const int32_t b[3]) { return a[0] == b[0] 
 
 static void find_internal_edges(gather *g)
 {
-    enum { HSIZE = 4 * Q_TERRAIN_TRIS };
-    uint16_t table[HSIZE]; /* 1 + (tri << 2 | k), 0 empty */
-    memset(table, 0, sizeof table);
+    uint16_t table[4 * Q_TERRAIN_TRIS]; /* 1 + (tri << 2 | k), 0 empty */
+    uint32_t HSIZE = 16;
+    while (HSIZE < 4u * (uint32_t)g->ntris)
+        HSIZE *= 2;
+    memset(table, 0, HSIZE * sizeof table[0]);
     for (int t = 0; t < g->ntris; t++)
         for (int k = 0; k < 3; k++) {
             uint32_t h = hash_edge(g->tris[t].g[k], g->tris[t].g[(k + 1) % 3]) & (HSIZE - 1);
