@@ -24,7 +24,7 @@ LIBS    := -lassimp -lzstd -lpthread -lm
 DEB_PACKAGES := build-essential pkg-config lua5.4 liblua5.4-dev libsdl2-dev libcglm-dev \
                 python3-glad lua-busted libassimp-dev libstb-dev libzstd-dev \
                 libgl1-mesa-dri qhull-bin assimp-testmodels clang libclang-rt-dev voro++ voro++-dev
-BENCH_PACKAGES := g++ libopenvdb-dev libboost-dev libbullet-dev libembree-dev libbullet-extras-dev libqhull-dev libmeshoptimizer-dev
+BENCH_PACKAGES := g++ libopenvdb-dev libboost-dev libbullet-dev libembree-dev libbullet-extras-dev libqhull-dev libmeshoptimizer-dev voro++-dev
 
 ENGINE_SRC := $(wildcard engine/core/*.c engine/voxel/*.c engine/world/*.c engine/mesh/*.c \
                           engine/physics/*.c engine/geom/*.c)

@@ -52,6 +52,9 @@ typedef struct piece {
     int *t;       /* 3 per triangle */
     uint8_t *fl;  /* per triangle: 1 = interior (cap) */
     size_t nt, ct, cfl;
+    int *ce;      /* cap edges: a, b, cap (cell face) per edge; each cap's
+                     edges form loops counter-clockwise about its normal */
+    size_t nce, cce;
 } piece;
 
 typedef struct scratch {
@@ -69,6 +72,12 @@ typedef struct scratch {
     size_t hcap, hcap_v;
     uint64_t *edges;
     size_t c_edges;
+    int *nce;
+    size_t n_nce, c_nce;
+    int *deg;
+    size_t c_deg;
+    struct endpoint { double t; int v, kind; } *ends;
+    size_t c_ends;
 } scratch;
 
 static void piece_free(piece *p)
@@ -76,6 +85,7 @@ static void piece_free(piece *p)
     q_free(p->v, p->cv * 3 * sizeof(double));
     q_free(p->t, p->ct * 3 * sizeof(int));
     q_free(p->fl, p->cfl);
+    q_free(p->ce, p->cce * 3 * sizeof(int));
     memset(p, 0, sizeof *p);
 }
 
@@ -90,6 +100,9 @@ static void scratch_free(scratch *s)
     q_free(s->hkey, s->hcap * sizeof(uint64_t));
     q_free(s->hval, s->hcap_v * sizeof(int));
     q_free(s->edges, s->c_edges * sizeof(uint64_t));
+    q_free(s->nce, s->c_nce * 3 * sizeof(int));
+    q_free(s->deg, s->c_deg * sizeof(int));
+    q_free(s->ends, s->c_ends * sizeof(struct endpoint));
     memset(s, 0, sizeof *s);
 }
 
@@ -157,8 +170,87 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Keeps the part of p with dot(n, x) <= dd (n unit), capped. false: no memory. */
-static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
+static bool push_cap_edge(scratch *s, int a, int b, int cap)
+{
+    if (a == b)
+        return true;
+    if (!grow((void **)&s->nce, &s->c_nce, s->n_nce + 1, 3 * sizeof(int)))
+        return false;
+    s->nce[3 * s->n_nce] = a;
+    s->nce[3 * s->n_nce + 1] = b;
+    s->nce[3 * s->n_nce + 2] = cap;
+    s->n_nce++;
+    return true;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+    const struct endpoint *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->kind - y->kind; /* exits before entries at the same point */
+}
+
+/* Cap j's edges in [first, last) of s->nce were clipped by the plane with
+ * normal nk: their loops are open where they left (exit) and re-entered
+ * (entry) the kept side. Walking the cut line in direction n_j x n_k, the
+ * kept region lies on the loops' left, so each exit joins the next entry. */
+static bool close_cap(scratch *s, size_t first, size_t last, int cap, const double *nj, const double nk[3])
+{
+    if (!grow((void **)&s->deg, &s->c_deg, s->n_nv, sizeof(int)))
+        return false;
+    size_t nends = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t e = first; e < last; e++) {
+            int a = s->nce[3 * e], b = s->nce[3 * e + 1];
+            if (pass == 0) {
+                s->deg[a] = s->deg[b] = 0;
+            } else {
+                if (s->on[b])
+                    s->deg[b]++;
+                if (s->on[a])
+                    s->deg[a]--;
+            }
+        }
+    }
+    double dir[3] = {nj[1] * nk[2] - nj[2] * nk[1], nj[2] * nk[0] - nj[0] * nk[2], nj[0] * nk[1] - nj[1] * nk[0]};
+    for (size_t e = first; e < last; e++)
+        for (int k = 0; k < 2; k++) {
+            int v = s->nce[3 * e + k];
+            int dg = s->deg[v];
+            if (dg == 0)
+                continue;
+            s->deg[v] = 0; /* count each vertex once */
+            for (int r = 0; r < (dg > 0 ? dg : -dg); r++) {
+                if (!grow((void **)&s->ends, &s->c_ends, nends + 1, sizeof(struct endpoint)))
+                    return false;
+                const double *x = s->nv + 3 * v;
+                s->ends[nends].t = x[0] * dir[0] + x[1] * dir[1] + x[2] * dir[2];
+                s->ends[nends].v = v;
+                s->ends[nends].kind = dg > 0 ? 0 : 1; /* 0 exit, 1 entry */
+                nends++;
+            }
+        }
+    if (!nends)
+        return true;
+    qsort(s->ends, nends, sizeof(struct endpoint), cmp_end);
+    int pending = -1;
+    for (size_t i = 0; i < nends; i++) {
+        if (s->ends[i].kind == 0) {
+            pending = s->ends[i].v;
+        } else if (pending >= 0) {
+            if (!push_cap_edge(s, pending, s->ends[i].v, cap))
+                return false;
+            pending = -1;
+        }
+    }
+    return true;
+}
+
+/* Keeps the part of p with dot(n, x) <= dd (n unit); the cut becomes cap
+ * `cap` (edge loops), the other caps are clipped and closed along it.
+ * planes holds each cap's unit normal (3 per cap). false: no memory. */
+static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps, int cap, const double *planes)
 {
     if (!grow((void **)&s->d, &s->cap_v, p->nv, sizeof(double)) ||
         !grow((void **)&s->remap, &s->cap_r, p->nv, sizeof(int)))
@@ -177,10 +269,12 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
         return true;
     if (!any_in) {
         p->nt = 0;
+        p->nce = 0;
         return true;
     }
     s->n_nv = 0;
     s->n_nt = 0;
+    s->n_nce = 0;
     for (size_t i = 0; i < p->nv; i++) {
         if (s->d[i] <= 0) {
             s->remap[i] = (int)s->n_nv;
@@ -190,7 +284,7 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
             s->remap[i] = -1;
         }
     }
-    size_t crossing = 0;
+    size_t crossing = p->nce;
     for (size_t k = 0; k < p->nt; k++) {
         const int *t = p->t + 3 * k;
         double d0 = s->d[t[0]], d1 = s->d[t[1]], d2 = s->d[t[2]];
@@ -203,11 +297,9 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
     if (!grow((void **)&s->hkey, &s->hcap, need, sizeof(uint64_t)) ||
         !grow((void **)&s->hval, &s->hcap_v, s->hcap, sizeof(int)))
         return false;
-    /* use exactly a power of two no larger than the arrays */
-    size_t hc = need;
-    memset(s->hkey, 0xff, hc * sizeof(uint64_t));
+    memset(s->hkey, 0xff, need * sizeof(uint64_t));
     size_t saved_cap = s->hcap;
-    s->hcap = hc;
+    s->hcap = need; /* split_edge probes this many slots */
     bool ok = true;
     for (size_t k = 0; k < p->nt && ok; k++) {
         const int *t = p->t + 3 * k;
@@ -235,15 +327,41 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
         for (int j = 1; ok && j + 1 < np; j++)
             ok = push_tri(s, poly[0], poly[j], poly[j + 1], p->fl[k]);
     }
+    /* caps: clip their edges, then close each clipped cap along this plane */
+    for (size_t e = 0; e < p->nce && ok;) {
+        int c = p->ce[3 * e + 2];
+        size_t first = s->n_nce;
+        bool cut = false;
+        for (; e < p->nce && p->ce[3 * e + 2] == c && ok; e++) {
+            int a = p->ce[3 * e], b = p->ce[3 * e + 1];
+            double da = s->d[a], db = s->d[b];
+            if (da <= 0 && db <= 0) {
+                ok = push_cap_edge(s, s->remap[a], s->remap[b], c);
+            } else if (da < 0 && db > 0) {
+                int id = split_edge(s, p, a, b);
+                ok = id >= 0 && push_cap_edge(s, s->remap[a], id, c);
+                cut = true;
+            } else if (da > 0 && db < 0) {
+                int id = split_edge(s, p, a, b);
+                ok = id >= 0 && push_cap_edge(s, id, s->remap[b], c);
+                cut = true;
+            } else {
+                cut = true; /* out, or from the plane outwards */
+            }
+        }
+        if (ok && cut)
+            ok = close_cap(s, first, s->n_nce, c, planes + 3 * c, n);
+    }
     s->hcap = saved_cap;
     if (!ok)
         return false;
-    /* boundary edges on the plane: directed edges without a reverse twin */
+    /* the new cap: on-plane directed edges (surface and caps) without a twin, reversed */
     size_t ne = 0;
-    for (size_t k = 0; k < s->n_nt; k++) {
-        const int *t = s->nt + 3 * k;
-        for (int e = 0; e < 3; e++) {
-            int a = t[e], b = t[(e + 1) % 3];
+    for (size_t k = 0; k < s->n_nt + s->n_nce; k++) {
+        bool tri = k < s->n_nt;
+        const int *t = tri ? s->nt + 3 * k : s->nce + 3 * (k - s->n_nt);
+        for (int e = 0; e < (tri ? 3 : 1); e++) {
+            int a = t[e], b = tri ? t[(e + 1) % 3] : t[1];
             if (s->on[a] && s->on[b]) {
                 if (!grow((void **)&s->edges, &s->c_edges, ne + 1, sizeof(uint64_t)))
                     return false;
@@ -253,9 +371,6 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
     }
     if (ne) {
         qsort(s->edges, ne, sizeof(uint64_t), cmp_u64);
-        double c[3] = {0, 0, 0};
-        size_t nb = 0;
-        int cv = -1;
         for (size_t i = 0; i < ne;) {
             size_t j = i;
             while (j < ne && s->edges[j] == s->edges[i])
@@ -273,34 +388,58 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps)
             while (lo + r < ne && s->edges[lo + r] == rev)
                 r++;
             int a = (int)(s->edges[i] >> 32), b = (int)(uint32_t)s->edges[i];
-            for (size_t u = r; u < j - i; u++) {
-                if (cv < 0) {
-                    double zero[3] = {0, 0, 0};
-                    if (!push_vertex(s, zero, true))
-                        return false;
-                    cv = (int)s->n_nv - 1;
-                }
-                for (int k = 0; k < 3; k++)
-                    c[k] += s->nv[3 * a + k] + s->nv[3 * b + k];
-                nb++;
-                if (!push_tri(s, b, a, cv, 1))
+            for (size_t u = r; u < j - i; u++)
+                if (!push_cap_edge(s, b, a, cap))
                     return false;
-            }
             i = j;
         }
-        if (cv >= 0)
-            for (int k = 0; k < 3; k++)
-                s->nv[3 * cv + k] = c[k] / (double)(2 * nb);
     }
     /* swap the new arrays into p */
     if (!grow((void **)&p->v, &p->cv, s->n_nv, 3 * sizeof(double)) ||
-        !grow((void **)&p->t, &p->ct, s->n_nt, 3 * sizeof(int)) || !grow((void **)&p->fl, &p->cfl, s->n_nt, 1))
+        !grow((void **)&p->t, &p->ct, s->n_nt, 3 * sizeof(int)) || !grow((void **)&p->fl, &p->cfl, s->n_nt, 1) ||
+        !grow((void **)&p->ce, &p->cce, s->n_nce, 3 * sizeof(int)))
         return false;
     memcpy(p->v, s->nv, s->n_nv * 3 * sizeof(double));
     p->nv = s->n_nv;
     memcpy(p->t, s->nt, s->n_nt * 3 * sizeof(int));
     memcpy(p->fl, s->nfl, s->n_nt);
     p->nt = s->n_nt;
+    memcpy(p->ce, s->nce, s->n_nce * 3 * sizeof(int));
+    p->nce = s->n_nce;
+    return true;
+}
+
+/* Each cap's edge loops become a fan from their centroid (interior triangles). */
+static bool fan_caps(piece *p, scratch *s)
+{
+    for (size_t e = 0; e < p->nce;) {
+        int c = p->ce[3 * e + 2];
+        size_t first = e;
+        double x[3] = {0, 0, 0};
+        for (; e < p->nce && p->ce[3 * e + 2] == c; e++)
+            for (int k = 0; k < 2; k++)
+                for (int a = 0; a < 3; a++)
+                    x[a] += p->v[3 * p->ce[3 * e + k] + a];
+        for (int a = 0; a < 3; a++)
+            x[a] /= (double)(2 * (e - first));
+        if (!grow((void **)&p->v, &p->cv, p->nv + 1, 3 * sizeof(double)))
+            return false;
+        memcpy(p->v + 3 * p->nv, x, sizeof x);
+        int cv = (int)p->nv++;
+        for (size_t i = first; i < e; i++) {
+            int a = p->ce[3 * i], b = p->ce[3 * i + 1];
+            if (!grow((void **)&p->t, &p->ct, p->nt + 1, 3 * sizeof(int)) ||
+                !grow((void **)&p->fl, &p->cfl, p->nt + 1, 1))
+                return false;
+            p->t[3 * p->nt] = a;
+            p->t[3 * p->nt + 1] = b;
+            p->t[3 * p->nt + 2] = cv;
+            p->fl[p->nt] = 1;
+            p->nt++;
+        }
+    }
+    (void)s;
+    p->nce = 0;
     return true;
 }
 
@@ -406,6 +545,90 @@ static bool weld(const q_mesh *m, piece *out)
     return ok;
 }
 
+static int uf_find(int *parent, int x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* A closed, connected surface that is convex at every edge bounds a convex
+ * solid: for each edge, the far corner of the twin triangle must not lie
+ * more than eps in front of this triangle's plane; and all triangles must be
+ * joined through edges (two separate convex parts are not one convex piece). */
+static bool piece_convex(const piece *p, double eps)
+{
+    size_t ne = 3 * p->nt;
+    typedef struct rec {
+        uint64_t key; /* first member: sorted by cmp_u64 */
+        uint32_t t;
+    } rec;
+    int *parent = q_alloc(p->nt * sizeof(int));
+    uint64_t *keys = q_alloc(ne * sizeof(uint64_t));
+    uint32_t *tri = q_alloc(ne * sizeof(uint32_t));
+    rec *r = q_alloc(ne * sizeof(rec));
+    bool convex = parent && keys && tri && r;
+    if (convex) {
+        for (size_t k = 0; k < p->nt; k++) {
+            parent[k] = (int)k;
+            for (int e = 0; e < 3; e++) {
+                uint32_t a = (uint32_t)p->t[3 * k + e], b = (uint32_t)p->t[3 * k + (e + 1) % 3];
+                r[3 * k + e].key = ((uint64_t)a << 32) | b;
+                r[3 * k + e].t = (uint32_t)k;
+            }
+        }
+        qsort(r, ne, sizeof(rec), cmp_u64);
+        for (size_t i = 0; i < ne; i++) {
+            keys[i] = r[i].key;
+            tri[i] = r[i].t;
+        }
+    }
+    q_free(r, ne * sizeof(rec));
+    for (size_t i = 0; convex && i < ne; i++) {
+        uint64_t rev = (keys[i] << 32) | (keys[i] >> 32);
+        size_t lo = 0, hi = ne;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (keys[mid] < rev)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo >= ne || keys[lo] != rev) {
+            convex = false; /* open: not a solid */
+            break;
+        }
+        int t = (int)tri[i], u = (int)tri[lo];
+        int ra = uf_find(parent, t), rb = uf_find(parent, u);
+        if (ra != rb)
+            parent[ra] = rb;
+        const int *tu = p->t + 3 * u;
+        int a = (int)(keys[i] >> 32), b = (int)(uint32_t)keys[i];
+        int far = tu[0] != a && tu[0] != b ? tu[0] : tu[1] != a && tu[1] != b ? tu[1] : tu[2];
+        const double *x0 = p->v + 3 * p->t[3 * t], *x1 = p->v + 3 * p->t[3 * t + 1], *x2 = p->v + 3 * p->t[3 * t + 2];
+        double e1[3] = {x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]}, e2[3] = {x2[0] - x0[0], x2[1] - x0[1], x2[2] - x0[2]};
+        double nn[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
+        if (!(l > 0))
+            continue;
+        const double *y = p->v + 3 * far;
+        if (((y[0] - x0[0]) * nn[0] + (y[1] - x0[1]) * nn[1] + (y[2] - x0[2]) * nn[2]) / l > eps)
+            convex = false;
+    }
+    if (convex) {
+        int root = uf_find(parent, 0);
+        for (size_t k = 1; k < p->nt && convex; k++)
+            if (uf_find(parent, (int)k) != root)
+                convex = false;
+    }
+    q_free(keys, ne * sizeof(uint64_t));
+    q_free(tri, ne * sizeof(uint32_t));
+    q_free(parent, p->nt * sizeof(int));
+    return convex;
+}
+
 static q_mesh *to_mesh(const piece *p, scratch *s, size_t *interior_first, bool *convex, double eps)
 {
     /* referenced vertices only, surface triangles first */
@@ -433,26 +656,7 @@ static q_mesh *to_mesh(const piece *p, scratch *s, size_t *interior_first, bool 
                 for (int e = 0; e < 3; e++)
                     m->indices[o++] = (uint32_t)s->remap[p->t[3 * k + e]];
     }
-    /* convex: no vertex in front of any triangle's plane */
-    *convex = true;
-    for (size_t k = 0; k < p->nt && *convex; k++) {
-        const double *a = p->v + 3 * p->t[3 * k], *b = p->v + 3 * p->t[3 * k + 1], *c = p->v + 3 * p->t[3 * k + 2];
-        double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        double nn[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-        double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
-        if (!(l > 0))
-            continue;
-        for (size_t i = 0; i < p->nv; i++) {
-            if (s->remap[i] < 0)
-                continue;
-            const double *x = p->v + 3 * i;
-            double d = ((x[0] - a[0]) * nn[0] + (x[1] - a[1]) * nn[1] + (x[2] - a[2]) * nn[2]) / l;
-            if (d > eps) {
-                *convex = false;
-                break;
-            }
-        }
-    }
+    *convex = piece_convex(p, eps);
     return m;
 }
 
@@ -524,6 +728,8 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
     f->site_count = n;
     q_voronoi *vor = NULL;
     const char *fail = NULL;
+    double *planes = NULL;
+    size_t planes_cap = 0;
     if (!weld(m, &base)) {
         fail = "out of memory";
         goto done;
@@ -585,22 +791,31 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
         memcpy(work.v, base.v, base.nv * 3 * sizeof(double));
         memcpy(work.t, base.t, base.nt * 3 * sizeof(int));
         memcpy(work.fl, base.fl, base.nt);
+        work.nce = 0;
         const q_voronoi_cell *cell = &vor->cells[c];
-        for (int fc = 0; fc < cell->face_count && work.nt; fc++) {
+        if (!grow((void **)&planes, &planes_cap, (size_t)cell->face_count, 3 * sizeof(double))) {
+            fail = "out of memory";
+            goto done;
+        }
+        for (int fc = 0; fc < cell->face_count && (work.nt || work.nce); fc++) {
             if (cell->face_neighbor[fc] < 0)
                 continue; /* box walls lie outside the mesh */
             double nn[3], dd;
             q_voronoi_face_plane(vor, c, fc, nn, &dd);
             double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
             for (int k = 0; k < 3; k++)
-                nn[k] /= l;
-            if (!clip(&work, &s, nn, dd / l, eps)) {
+                planes[3 * fc + k] = nn[k] /= l;
+            if (!clip(&work, &s, nn, dd / l, eps, fc, planes)) {
                 fail = "out of memory";
                 goto done;
             }
         }
-        if (!work.nt)
+        if (!work.nt && !work.nce)
             continue;
+        if (!fan_caps(&work, &s)) {
+            fail = "out of memory";
+            goto done;
+        }
         q_fragment *fr = &f->pieces[f->count];
         fr->mesh = to_mesh(&work, &s, &fr->interior_first, &fr->convex, 1e-6 * diag);
         if (!fr->mesh) {
@@ -612,6 +827,7 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
         f->count++;
     }
 done:
+    q_free(planes, planes_cap * 3 * sizeof(double));
     q_voronoi_free(vor);
     piece_free(&base);
     piece_free(&work);

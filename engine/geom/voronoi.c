@@ -49,19 +49,58 @@ typedef struct cell_work {
     double cap_ang[MAXV];
 } cell_work;
 
+long g_calls, g_cuts, g_gathered;
 typedef struct cand {
     double d2;
     int id;
 } cand;
 
-static int cand_cmp(const void *a, const void *b)
+static bool cand_less(const cand *x, const cand *y)
 {
-    const cand *x = a, *y = b;
-    if (x->d2 < y->d2)
-        return -1;
-    if (x->d2 > y->d2)
-        return 1;
-    return (x->id > y->id) - (x->id < y->id);
+    return x->d2 < y->d2 || (x->d2 == y->d2 && x->id < y->id);
+}
+
+/* Quicksort down to runs of 16, then one insertion pass: the lists are a
+ * few dozen candidates, and a comparator call per step cost more than the
+ * cutting. */
+static void sort_cands(cand *a, size_t n)
+{
+    while (n > 16) {
+        cand piv = a[n / 2];
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (cand_less(&a[i], &piv))
+                i++;
+            while (cand_less(&piv, &a[j]))
+                j--;
+            if (i >= j)
+                break;
+            cand t = a[i];
+            a[i] = a[j];
+            a[j] = t;
+            i++;
+            j--;
+        }
+        /* recurse on the smaller side */
+        size_t left = j + 1;
+        if (left < n - left) {
+            sort_cands(a, left);
+            a += left;
+            n -= left;
+        } else {
+            sort_cands(a + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        cand x = a[i];
+        size_t j = i;
+        while (j > 0 && cand_less(&x, &a[j - 1])) {
+            a[j] = a[j - 1];
+            j--;
+        }
+        a[j] = x;
+    }
 }
 
 static void cell_init_box(cell_work *w, const double lo[3], const double hi[3])
@@ -380,6 +419,8 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
                         const double *q = sites + 3 * id;
                         double dd = (q[0] - s[0]) * (q[0] - s[0]) + (q[1] - s[1]) * (q[1] - s[1]) +
                                     (q[2] - s[2]) * (q[2] - s[2]);
+                        if (dd >= 4 * r2)
+                            continue; /* its bisector cannot reach the cell: R only shrinks */
                         if (np >= *pend_cap) {
                             size_t nc = *pend_cap ? 2 * *pend_cap : 256;
                             cand *p = q_realloc(*pend, *pend_cap * sizeof(cand), nc * sizeof(cand));
@@ -396,7 +437,7 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
             }
         }
         if (np > before)
-            qsort(*pend + head, np - head, sizeof(cand), cand_cmp);
+            sort_cands(*pend + head, np - head);
         /* every site not gathered yet is farther than lim */
         double lim = INFINITY;
         if (!covered) {
@@ -419,6 +460,7 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
             const double *q = sites + 3 * (*pend)[head].id;
             double p[3] = {q[0] - s[0], q[1] - s[1], q[2] - s[2]};
             int rc = cell_cut(w, p, 0.5 * dd, (*pend)[head].id);
+            g_calls++; g_cuts += rc > 0;
             if (rc < 0)
                 return -1;
             if (rc > 0)
