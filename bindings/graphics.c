@@ -424,6 +424,7 @@ static int g_draw_world(lua_State *L)
     const q_debug_flags *dbg = q_host_debug_flags(h);
     o.wireframe = dbg->wireframe;
     o.chunks = dbg->chunks;
+    o.lod = dbg->lod;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
         check_table_keys(L, 2, keys);

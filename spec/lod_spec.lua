@@ -256,4 +256,51 @@ describe("clipmap LOD", function()
     assert.has_error(function() w:set_viewer({0, 0, 0}, {distances = {3, 2, 1, 0}}) end, nil)
     assert.has_error(function() w.terrain:mesh({0, 0, 0}, {8, 8, 8}, {lod = 9}) end)
   end)
+
+  it("the renderer draws the LOD mesh once a viewer is set and colours it by level", function()
+    local host = require "support.host"
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p " .. host.shell_quote(dir))
+    host.write_file(dir .. "/lod.lua", [[
+local quarry = require "quarry"
+local g = quarry.graphics
+local LOG, DIR = arg[1], arg[2]
+local function log(s) local f = io.open(LOG, "a") f:write(s, "\n") f:close() end
+local frame, world = 0, nil
+function quarry.load()
+  world = quarry.world.new{}
+  world.terrain:generate{kind = "hills", size = {128, 32, 128}, seed = 1}
+  g.set_camera{position = {64, 60, -20}, target = {64, 12, 64}, fov = math.rad(60)}
+end
+function quarry.update() frame = frame + 1 end
+function quarry.draw()
+  if frame == 2 then world:set_viewer({64, 20, 0}, {distances = {16, 40, 70, 100}}) end
+  if frame == 3 then g.debug{lod = true} end
+  assert(g.draw_world(world))
+  local s = g.stats()
+  log(frame .. " " .. s.triangles .. " " .. s.draw_calls)
+  assert(g.screenshot(DIR .. "/lod" .. frame .. ".ppm"))
+end
+]])
+    local cmd = string.format("%s timeout 120 %s --frames 3 %s %s %s >/dev/null 2>%s", host.OFFSCREEN,
+                              host.shell_quote(host.exe), host.shell_quote(dir .. "/lod.lua"),
+                              host.shell_quote(dir .. "/log"), host.shell_quote(dir), host.shell_quote(dir .. "/err"))
+    local _, _, code = os.execute(cmd)
+    local err = host.read_file(dir .. "/err") or ""
+    if code ~= 0 and err:find("offscreen not available", 1, true) then
+      error("SDL has no offscreen video driver here: " .. err)
+    end
+    assert.are.equal(0, code, err)
+    local tris = {}
+    for _, line in ipairs(host.lines_of(dir .. "/log")) do
+      local f, t, d = line:match("^(%d+) (%d+) (%d+)$")
+      tris[tonumber(f)] = {tonumber(t), tonumber(d)}
+    end
+    assert.is_true(tris[2][1] > 0 and tris[2][1] < tris[1][1] / 2, tris[1][1] .. " -> " .. tris[2][1])
+    assert.are.equal(1, tris[2][2]) -- one mesh: chunks and seams
+    assert.are.equal(tris[2][1], tris[3][1])
+    assert.are_not.equal(host.read_file(dir .. "/lod2.ppm"), host.read_file(dir .. "/lod3.ppm"))
+    os.execute("rm -rf " .. host.shell_quote(dir))
+  end)
 end)

@@ -87,6 +87,7 @@ typedef struct q_draw_world_opts {
     float fog;        /* metres at which fog hides half the colour; 0 = no fog */
     bool bake;        /* baked sun visibility and ambient occlusion (default false) */
     q_bake_def bake_def; /* rays of the bake; its sun is the renderer's (q_render_sun) */
+    bool lod;         /* with a viewer set (world:set_viewer): colour the LOD mesh by level */
 } q_draw_world_opts;
 
 /* Defaults: no wireframe, no chunk boxes, water on, fog at 400 voxels, no

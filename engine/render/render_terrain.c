@@ -53,6 +53,7 @@
 
 #include "core/hashmap.h"
 #include "geom/bake.h"
+#include "mesh/clipmap.h"
 #include "mesh/dc.h"
 #include "voxel/material.h"
 #include "world/world.h"
@@ -111,6 +112,14 @@ struct q_world_cache {
     q_hashmap map;          /* chunk key -> index into chunks */
     render_chunk *chunks;
     size_t count, capacity;
+    /* Clipmap LOD (mesh/clipmap.h): while the world has a viewer, one mesh of
+     * the active chunk meshes and seams replaces the solid chunk meshes. It
+     * is rebuilt when the viewer enters another chunk or the terrain changes;
+     * the old one is drawn until the new one is uploaded. */
+    chunk_mesh lod_mesh;
+    bool lod_valid, lod_coloured;
+    uint64_t lod_version;
+    int32_t lod_chunk[3];
 };
 
 /* ---- shaders ---- */
@@ -281,6 +290,7 @@ static void free_cache(q_renderer *r, q_world_cache *c)
             free_mesh(r, &c->chunks[i].mesh[s]);
         free_blob(&c->chunks[i].solid);
     }
+    free_mesh(r, &c->lod_mesh);
     free(c->chunks);
     q_hashmap_free(&c->map);
     free(c);
@@ -1000,6 +1010,64 @@ static void set_baking(q_renderer *r, q_world_cache *c, const q_draw_world_opts 
     }
 }
 
+/* Rebuilds the LOD mesh when needed; false when the world has no viewer
+ * (then the chunk meshes are drawn). With colour_by_level, vertices take a
+ * fixed material per level of their chunk (debug{lod = true}). */
+static bool update_lod(q_renderer *r, q_world_cache *c, q_world *w, float scale, bool colour_by_level)
+{
+    q_clipmap *cm = q_world_clipmap(w);
+    if (!cm || !cm->has_viewer)
+        return false;
+    const q_terrain *t = q_world_terrain(w);
+    int32_t vc[3];
+    for (int a = 0; a < 3; a++)
+        vc[a] = (int32_t)floor(cm->viewer[a] / Q_LOD_CHUNK);
+    uint64_t version = q_terrain_version(t);
+    if (c->lod_valid && c->lod_version == version && memcmp(vc, c->lod_chunk, sizeof vc) == 0 &&
+        c->lod_coloured == colour_by_level)
+        return true;
+    q_box b;
+    if (!q_terrain_bounds(t, &b))
+        b = (q_box){{0, 0, 0}, {0, 0, 0}};
+    else
+        for (int a = 0; a < 3; a++) {
+            b.min[a] -= 1;
+            b.max[a] += 1;
+        }
+    q_lod_result res;
+    char err[128];
+    if (q_clipmap_mesh(cm, q_world_jobs(w), t, b, scale, &res, err, sizeof err) != Q_OK)
+        return c->lod_mesh.buffer != 0; /* keep drawing the old one */
+    mesh_blob blob = {0};
+    bool ok = true;
+    if (res.mesh) {
+        q_mesh *m = res.mesh;
+        if (colour_by_level) {
+            static const char *const names[Q_LOD_MAX_LEVEL + 1] = {"grass", "sand", "rock", "snow", "brick"};
+            for (size_t i = 0; i < m->vertex_count; i++) {
+                int32_t ch[3];
+                for (int a = 0; a < 3; a++)
+                    ch[a] = (int32_t)floor(m->positions[3 * i + a] / scale / Q_LOD_CHUNK);
+                int id = q_material_find(names[q_clipmap_level(cm, ch)]);
+                m->materials[i] = (uint8_t)(id > 0 ? id : m->materials[i]);
+            }
+        }
+        q_dc_output o = {.positions = m->positions, .normals = m->normals, .materials = m->materials,
+                         .indices = m->indices, .vertex_count = m->vertex_count, .index_count = m->index_count};
+        ok = pack(&o, &blob);
+        q_mesh_destroy(m);
+    }
+    if (ok) {
+        upload(r, &c->lod_mesh, &blob);
+        free(blob.data);
+        c->lod_valid = true;
+        c->lod_version = version;
+        c->lod_coloured = colour_by_level;
+        memcpy(c->lod_chunk, vc, sizeof vc);
+    }
+    return true;
+}
+
 static void chunk_aabb(const render_chunk *ch, float scale, vec3 box[2])
 {
     /* Vertices of cells [32c - 1, 32c + 32) lie in [32c - .5, 32c + 32.5]. */
@@ -1124,6 +1192,7 @@ bool q_render_draw_world(q_renderer *r, uint64_t key, q_world *w, const q_camera
     if (c->baking && !bake_chunks(r, c, err, err_size))
         ok = false;
     remove_empty_chunks(c);
+    bool lod = update_lod(r, c, w, scale, opts->lod);
     r->stats.mesh_ms += now_ms() - t0;
 
     mat4 view_proj; /* cglm's SIMD code needs its aligned type */
@@ -1166,7 +1235,11 @@ bool q_render_draw_world(q_renderer *r, uint64_t key, q_world *w, const q_camera
 
     set_common_uniforms(&r->solid, vp, camera, fog_color, fog_density, tile);
     glUniform1f(r->solid.bake, c->baking ? 1.0f : 0.0f);
-    size_t n = visible_meshes(c, visible, Q_SURFACE_SOLID, camera->position, items);
+    size_t n = lod ? 0 : visible_meshes(c, visible, Q_SURFACE_SOLID, camera->position, items);
+    if (lod && c->lod_mesh.buffer) {
+        items[0] = (draw_item){0.0f, &c->lod_mesh};
+        n = 1;
+    }
     for (size_t i = 0; i < n; i++) {
         draw_mesh(r, items[i].mesh);
         r->stats.triangles += items[i].mesh->index_count / 3;
