@@ -723,6 +723,42 @@ static void test_terrain(void)
             bad++;
     }
     report("sphere shape cast vs hills: fraction matches sampled first contact", bad == 0);
+
+    /* box cast: the first sample within one step of touching (box-triangle
+     * distances by brute force) */
+    double cbh[3] = {0.3, 0.2, 0.25};
+    q_collider *cbox = q_collider_box(cbh, err2, sizeof err2);
+    bad = 0;
+    for (int i = 0; i < 30; i++) {
+        q_xform from = random_xform(0);
+        from.p[0] = 4 + drand() * 16;
+        from.p[1] = 15;
+        from.p[2] = 4 + drand() * 16;
+        double delta[3] = {(drand() - 0.5) * 2, -14, (drand() - 0.5) * 2};
+        double step = sqrt(delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]) / 2000;
+        q_cast_hit h;
+        bool got = q_shapecast_terrain(tp, cbox, &from, delta, &h);
+        double first = -1;
+        for (int k = 0; k <= 2000 && first < 0; k++) {
+            q_xform x = from;
+            for (int c = 0; c < 3; c++)
+                x.p[c] += delta[c] * k / 2000.0;
+            for (uint32_t j = 0; j < s.nt && first < 0; j++) {
+                const double *tv = s.v + 9 * j;
+                if (fabs(tv[1] - x.p[1]) > 1.5 || fabs(tv[0] - x.p[0]) > 1.5 || fabs(tv[2] - x.p[2]) > 1.5)
+                    continue;
+                /* the box's bounding sphere first (radius 0.4387) */
+                if (point_triangle(x.p, tv, NULL) > 0.44 + step)
+                    continue;
+                if (box_triangle(cbh, &x, tv) <= step)
+                    first = k / 2000.0;
+            }
+        }
+        if (first < 0 ? got : !(got && fabs(h.fraction - first) <= 1.0 / 2000 + 1e-6))
+            bad++;
+    }
+    report("box shape cast vs hills: fraction within one sample step of the brute-force first contact", bad == 0);
+    q_collider_free(cbox);
     q_collider_free(sphere);
     q_collider_free(caps);
     free(s.v);
