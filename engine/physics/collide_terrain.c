@@ -285,6 +285,7 @@ static int collide_triangle(const gather *g, const ttri *t, const q_collider *s,
 }
 
 typedef struct full_ctx {
+    q_terrain_physics *tp;
     const q_collider *s;
     const q_xform *x;
     double vs;
@@ -317,8 +318,10 @@ static void on_full_chunk(void *ud, int32_t cx, int32_t cy, int32_t cz)
     tm->m.points[0].position[1] += depth / 2;
     tm->m.points[0].separation = -depth;
     tm->m.points[0].id = 0xfffffff0u;
-    /* material: whatever the voxel there is made of */
-    tm->material = 0;
+    /* material: the voxel's there */
+    tm->material = q_terrain_get(f->tp->terrain, (int32_t)floor(p[0] / f->vs), (int32_t)floor(p[1] / f->vs),
+                                 (int32_t)floor(p[2] / f->vs))
+                       .material;
 }
 
 static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
@@ -337,7 +340,7 @@ static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q
         mn[k] -= margin;
         mx[k] += margin;
     }
-    full_ctx fc = {s, t, tp->voxel_size, out + n_out, cap - n_out, 0};
+    full_ctx fc = {tp, s, t, tp->voxel_size, out + n_out, cap - n_out, 0};
     g->tp = tp;
     gather_triangles(g, mn, mx, on_full_chunk, &fc);
     n_out += fc.n;
