@@ -517,7 +517,7 @@ merged:
     out->lod0_triangles = tris.n;
     hmap_free(&nmap);
     hmap_free(&tmap);
-    if (!hmap_init(&nmap, leaves.n / 2 + 16) || !hmap_init(&tmap, tris.n / 2 + 16)) {
+    if (!hmap_init(&nmap, leaves.n / 16 + 16) || !hmap_init(&tmap, tris.n / 16 + 16)) {
         st = Q_ERR_MEMORY;
         goto fail;
     }
