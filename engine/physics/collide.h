@@ -48,7 +48,9 @@ int q_collide_shapes(const q_collider *a, const q_xform *ta, const q_collider *b
  * a wall), the chunk gives one manifold per normal cluster (at most 3),
  * m.key 0, 1, 2. A body whose lowest point is inside a FULL chunk (solid,
  * no triangles) gets one point there with normal +Y and separation minus
- * its depth below the chunk's top (m.key 3). Compound parts add part << 16
+ * its depth below the chunk's top (m.key 3); so does a body with no
+ * triangle near it whose centre is inside the solid, its depth measured to
+ * the surface above. Compound parts add part << 16
  * to m.key. Point ids hash the triangle and its feature. Not thread-safe
  * (the chunk cache is built on demand). */
 typedef struct q_terrain_manifold {

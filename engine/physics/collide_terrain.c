@@ -33,7 +33,10 @@
  *
  * Buried bodies. A shape whose lowest point lies inside a FULL chunk (all
  * solid, no triangles) gets one contact there: normal up, at that point,
- * separation minus its depth below the chunk's top face.
+ * separation minus its depth below the chunk's top face. A shape with no
+ * triangle near it whose centre is inside the solid (deep in a chunk that
+ * has a surface elsewhere) gets the same kind of contact, its depth measured
+ * to the surface above by a ray (up to 64 voxels).
  *
  * Limits: at most Q_TERRAIN_TRIS triangles per call (more are ignored), on
  * the stack; no heap allocation besides building a chunk's mesh on first use. */
@@ -324,6 +327,40 @@ static void on_full_chunk(void *ud, int32_t cx, int32_t cy, int32_t cz)
                        .material;
 }
 
+/* A shape with no triangle near it whose centre is inside the solid:
+ * one contact at its lowest point pushing up to the surface above (found
+ * by a ray up to 64 voxels). */
+static size_t buried(q_terrain_physics *tp, const q_collider *s, const q_xform *t, q_terrain_manifold *out)
+{
+    double vs = tp->voxel_size, mn[3], mx[3], c[3], v[3];
+    q_collider_bounds(s, t, mn, mx);
+    for (int k = 0; k < 3; k++) {
+        c[k] = (mn[k] + mx[k]) / 2;
+        v[k] = c[k] / vs;
+    }
+    if (q_terrain_solid_density(tp->terrain, v) < 0.5)
+        return 0;
+    double up[3] = {0, 1, 0}, down[3] = {0, -1, 0}, low[3];
+    q_ray_hit hit;
+    if (!q_terrain_physics_raycast(tp, c, up, 64 * vs, Q_RAY_SOLID, &hit))
+        return 0;
+    q_collider_support(s, t, down, low);
+    memset(out, 0, sizeof *out);
+    out->cx = (int32_t)floor(low[0] / vs / Q_PHYS_CHUNK);
+    out->cy = (int32_t)floor(low[1] / vs / Q_PHYS_CHUNK);
+    out->cz = (int32_t)floor(low[2] / vs / Q_PHYS_CHUNK);
+    out->material = hit.material;
+    out->m.normal[1] = 1;
+    out->m.count = 1;
+    out->m.key = 3;
+    double depth = hit.position[1] - low[1];
+    memcpy(out->m.points[0].position, low, sizeof low);
+    out->m.points[0].position[1] += depth / 2;
+    out->m.points[0].separation = -depth;
+    out->m.points[0].id = 0xfffffff1u;
+    return 1;
+}
+
 static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
                              q_terrain_manifold *out, size_t cap, gather *g, size_t n_out)
 {
@@ -344,8 +381,11 @@ static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q
     g->tp = tp;
     gather_triangles(g, mn, mx, on_full_chunk, &fc);
     n_out += fc.n;
-    if (g->ntris == 0)
+    if (g->ntris == 0) {
+        if (fc.n == 0 && n_out < cap)
+            n_out += buried(tp, s, t, out + n_out);
         return n_out;
+    }
     find_internal_edges(g);
     tcontact pts[Q_CLIP_POINTS];
     int np = 0;

@@ -842,6 +842,11 @@ static void test_sliding(void)
     for (size_t i = 0; i < n; i++)
         up = up && out[i].m.normal[1] == 1 && out[i].m.points[0].separation < 0;
     report("a box buried in a full chunk gets a contact pushing up", up);
+    /* deep in a chunk with a surface (ground at 20: chunk 2 spans 16..24) */
+    q_xform deep2 = {{30.5, 17.5, 30.5}, {0, 0, 0, 1}};
+    n = q_collide_terrain(tp, boxes[2], &deep2, 0.01, out, 8);
+    report("a box buried under the surface, no triangle near: one contact up to the surface",
+           n == 1 && out[0].m.normal[1] == 1 && fabs(out[0].m.points[0].separation + (ground - 17.3)) < 1e-4);
     for (int i = 0; i < 3; i++) {
         q_collider_free(boxes[i]);
         q_collider_free(others[i]);
