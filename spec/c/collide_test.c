@@ -845,6 +845,20 @@ static void test_sliding(void)
     /* deep in a chunk with a surface (ground at 20: chunk 2 spans 16..24) */
     q_xform deep2 = {{30.5, 17.5, 30.5}, {0, 0, 0, 1}};
     n = q_collide_terrain(tp, boxes[2], &deep2, 0.01, out, 8);
+    q_collider_part dparts[2] = {{q_collider_sphere(0.3, err, sizeof err), xf(-0.5, 0, 0, 0, 1, 0, 0)},
+                                 {q_collider_sphere(0.3, err, sizeof err), xf(0.5, 0, 0, 0, 1, 0, 0)}};
+    q_collider *dumb = q_collider_compound(dparts, 2, err, sizeof err);
+    q_xform dx = {{30.2, ground + 0.29, 30.1}, {0, 0, 0, 1}};
+    q_terrain_manifold dm[8];
+    size_t dn = dumb ? q_collide_terrain(tp, dumb, &dx, 0.005, dm, 8) : 0;
+    bool dok = dn >= 2;
+    uint32_t seen = 0;
+    for (size_t i = 0; i < dn; i++) {
+        seen |= 1u << (dm[i].m.key >> 16);
+        dok = dok && dm[i].m.normal[1] > 0.999;
+    }
+    report("compound on terrain: manifolds for both parts, keyed by part", dok && seen == 3 && fabs(min_sep(dm, dn) + 0.01) < 1e-9);
+    q_collider_free(dumb);
     report("a box buried under the surface, no triangle near: one contact up to the surface",
            n == 1 && out[0].m.normal[1] == 1 && fabs(out[0].m.points[0].separation + (ground - 17.3)) < 1e-4);
     for (int i = 0; i < 3; i++) {
