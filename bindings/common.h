@@ -69,9 +69,6 @@ void ql_open_decompose(lua_State *L); /* Mesh:decompose (decompose.c) */
 void ql_open_lod(lua_State *L); /* World:set_viewer, World:lod_mesh, lod option of Terrain:mesh (lod.c) */
 /* quarry.voronoi into the module table on top, Mesh:shatter (fracture.c) */
 void ql_open_fracture(lua_State *L);
-/* Set by the host to route quarry.voronoi(..., {gpu = true}) (NULL: no GPU). */
-#include "geom/voronoi.h"
-extern q_voronoi_gpu_fn ql_voronoi_gpu_hook;
 int ql_open_gridsort(lua_State *L); /* quarry.gridsort and the GridSort class */
 struct q_mesh;
 /* Pushes a Mesh userdata that takes ownership of m. */

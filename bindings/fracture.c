@@ -25,8 +25,6 @@
 #include <math.h>
 #include <string.h>
 
-q_voronoi_gpu_fn ql_voronoi_gpu_hook = NULL;
-
 /* Points at idx (argument arg): array of vec3s; returns a Lua-owned buffer. */
 static size_t read_sites(lua_State *L, int idx, int arg, double **out, size_t max)
 {
@@ -104,9 +102,9 @@ static int l_voronoi(lua_State *L)
     char err[160];
     q_voronoi *v;
     if (gpu) {
-        if (!ql_voronoi_gpu_hook)
+        if (!q_voronoi_gpu)
             return luaL_error(L, "quarry.voronoi: gpu = true needs the host program with a GL 4.3 context");
-        v = ql_voronoi_gpu_hook(sites, n, lo, hi, err, sizeof err);
+        v = q_voronoi_gpu(sites, n, lo, hi, err, sizeof err);
     } else {
         v = q_voronoi_compute(sites, n, lo, hi, err, sizeof err);
     }

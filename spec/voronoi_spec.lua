@@ -155,4 +155,56 @@ describe("quarry.voronoi", function()
     assert.has_error(function() quarry.voronoi({{0.5, 0.5, 0.5}}, {0, 0, 0}, {1, 1, 1}, {gpu = true}) end,
       "quarry.voronoi: gpu = true needs the host program with a GL 4.3 context")
   end)
+
+  it("computes the same cells with the host's compute shader (offscreen, llvmpipe)", function()
+    local host = require "spec.support.host"
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p " .. dir)
+    local script, log = dir .. "/gpu.lua", dir .. "/log"
+    host.write_file(script, [[
+local quarry = require "quarry"
+local s = 11
+local function r()
+  s = (s * 6364136223846793005 + 1442695040888963407) & 0x7fffffffffffffff
+  return ((s >> 11) & 0xfffffffffff) / 0x100000000000
+end
+local f = assert(io.open(arg[1], "w"))
+for _, n in ipairs({1, 40, 400}) do
+  local sites = {}
+  for i = 1, n do sites[i] = {r() * 2, r(), r() * 3 - 1} end
+  local c = quarry.voronoi(sites, {0, 0, -1}, {2, 1, 2})
+  local g = quarry.voronoi(sites, {0, 0, -1}, {2, 1, 2}, {gpu = true})
+  local worst, faces, total = 0, 0, 0
+  for i = 1, n do
+    worst = math.max(worst, math.abs(c[i].volume - g[i].volume) / c[i].volume)
+    if #c[i].faces ~= #g[i].faces then faces = faces + 1 end
+    total = total + g[i].volume
+  end
+  f:write(("%d %.17g %d %.17g\n"):format(#g, worst, faces, total))
+end
+local ok, err = pcall(quarry.voronoi, {{5, 5, 5}}, {0, 0, 0}, {1, 1, 1}, {gpu = true})
+f:write(tostring(ok), " ", tostring(err), "\n")
+f:close()
+]])
+    local cmd = ("%s timeout 120 %s --frames 1 %s %s >%s/out 2>&1"):format(host.OFFSCREEN,
+      host.shell_quote(host.exe), host.shell_quote(script), host.shell_quote(log), dir)
+    local ok = os.execute(cmd)
+    local out = host.read_file(dir .. "/out") or ""
+    if not ok and out:find("offscreen not available", 1, true) then
+      error("SDL has no offscreen video driver here: " .. out)
+    end
+    assert.is_true(ok, out)
+    local lines = host.lines_of(log)
+    assert.are.equal(4, #lines, out)
+    for k, n in ipairs({1, 40, 400}) do
+      local count, worst, faces, total = lines[k]:match("(%S+) (%S+) (%S+) (%S+)")
+      assert.are.equal(n, tonumber(count))
+      assert(tonumber(worst) <= 1e-4, "GPU volumes differ by " .. worst)
+      assert.are.equal(0, tonumber(faces), "cells with other face counts")
+      assert.near(6, tonumber(total), 1e-4)
+    end
+    assert.matches("^false .*outside the box", lines[4])
+    os.execute("rm -rf " .. dir)
+  end)
 end)

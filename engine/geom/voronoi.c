@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+q_voronoi_gpu_fn q_voronoi_gpu = NULL;
+
 #define MAXV 1024
 #define MAXF 256
 #define MAXFV 4096
@@ -49,7 +51,6 @@ typedef struct cell_work {
     double cap_ang[MAXV];
 } cell_work;
 
-long g_calls, g_cuts, g_gathered;
 typedef struct cand {
     double d2;
     int id;
@@ -460,7 +461,6 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
             const double *q = sites + 3 * (*pend)[head].id;
             double p[3] = {q[0] - s[0], q[1] - s[1], q[2] - s[2]};
             int rc = cell_cut(w, p, 0.5 * dd, (*pend)[head].id);
-            g_calls++; g_cuts += rc > 0;
             if (rc < 0)
                 return -1;
             if (rc > 0)

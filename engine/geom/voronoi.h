@@ -48,4 +48,9 @@ void q_voronoi_face_plane(const q_voronoi *v, size_t c, int f, double n[3], doub
 typedef q_voronoi *(*q_voronoi_gpu_fn)(const double *sites, size_t count, const double min[3],
                                        const double max[3], char *err, size_t errlen);
 
+/* The GPU implementation when the program has one and a GL context is
+ * current (the host's engine/render/voronoi_gpu.c sets it at load time);
+ * NULL otherwise. quarry.voronoi(..., {gpu = true}) calls it. */
+extern q_voronoi_gpu_fn q_voronoi_gpu;
+
 #endif
