@@ -191,6 +191,18 @@ static void piece_clear(piece *p)
 /* Meshes one piece with dc.c (its own buffers: runs on worker threads). */
 static void piece_build(const q_terrain *t, piece *p)
 {
+    /* Terrain chunks are 32^3 like ours: a piece whose chunk and neighbours
+     * hold no voxel has no surface (it reads samples 2 beyond its box). */
+    bool any = false;
+    for (int dz = -1; dz <= 1 && !any; dz++)
+        for (int dy = -1; dy <= 1 && !any; dy++)
+            for (int dx = -1; dx <= 1 && !any; dx++)
+                any = q_terrain_has_chunk(t, p->chunk[0] + dx, p->chunk[1] + dy, p->chunk[2] + dz);
+    if (!any && Q_LOD_CHUNK == 32) {
+        p->st = Q_OK;
+        p->valid = true;
+        return;
+    }
     size_t nv = q_dc_vertex_bound(p->box), ni = q_dc_index_bound(p->box);
     size_t scratch_bytes = q_dc_scratch_bytes(p->box);
     size_t bytes = nv * (3 * sizeof(float) * 2 + 1 + 3 * sizeof(int32_t)) + ni * sizeof(uint32_t) + scratch_bytes + 16;
@@ -245,6 +257,7 @@ static void piece_build(const q_terrain *t, piece *p)
 struct q_lod_cache {
     piece *pieces;
     size_t count, cap;
+    hmap index; /* (chunk, surface) -> piece */
     /* leaves and triangles of the last build merged across pieces, reused
      * while no piece was remeshed and the box is the same */
     buf mleaves, mtris;
@@ -262,6 +275,11 @@ q_lod_cache *q_lod_cache_create(void)
     if (c) {
         c->mleaves.elem = sizeof(leaf);
         c->mtris.elem = 3 * sizeof(uint32_t);
+        if (!hmap_init(&c->index, 64)) {
+            hmap_free(&c->index);
+            q_free(c, sizeof *c);
+            return NULL;
+        }
     }
     return c;
 }
@@ -276,6 +294,7 @@ void q_lod_cache_destroy(q_lod_cache *c)
         q_free(c->pieces, c->cap * sizeof(piece));
     buf_free(&c->mleaves);
     buf_free(&c->mtris);
+    hmap_free(&c->index);
     q_free(c, sizeof *c);
 }
 
@@ -312,15 +331,18 @@ static void build_job(void *ctx, int i)
 
 static piece *find_piece(q_lod_cache *c, const int32_t ch[3], q_box box, q_surface s)
 {
-    for (size_t i = 0; i < c->count; i++) { /* linear: a few thousand chunks at most */
-        piece *p = &c->pieces[i];
-        if (memcmp(p->chunk, ch, sizeof p->chunk) == 0 && p->surface == s) {
-            if (memcmp(&p->box, &box, sizeof box) != 0) {
-                piece_clear(p);
-                p->box = box;
-            }
-            return p;
+    hkey k = {{ch[0], ch[1], ch[2], (int64_t)s}};
+    bool found;
+    size_t slot = hmap_slot(&c->index, &k, &found);
+    if (slot == SIZE_MAX)
+        return NULL;
+    if (found) {
+        piece *p = &c->pieces[c->index.vals[slot]];
+        if (memcmp(&p->box, &box, sizeof box) != 0) {
+            piece_clear(p);
+            p->box = box;
         }
+        return p;
     }
     if (c->count == c->cap) {
         size_t cap = c->cap ? 2 * c->cap : 64;
@@ -330,6 +352,9 @@ static piece *find_piece(q_lod_cache *c, const int32_t ch[3], q_box box, q_surfa
         c->pieces = np;
         c->cap = cap;
     }
+    c->index.keys[slot] = k;
+    c->index.vals[slot] = (uint32_t)c->count;
+    c->index.count++;
     piece *p = &c->pieces[c->count++];
     memset(p, 0, sizeof *p);
     memcpy(p->chunk, ch, sizeof p->chunk);
@@ -386,6 +411,17 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
     for (int a = 0; a < 3; a++) {
         c0[a] = floor_div(box.min[a], Q_LOD_CHUNK);
         c1[a] = floor_div(box.max[a] - 1, Q_LOD_CHUNK);
+    }
+    {
+        uint64_t n = 1;
+        for (int a = 0; a < 3; a++)
+            n *= (uint64_t)((int64_t)c1[a] - c0[a] + 1);
+        if (q_box_volume(box) > 0 && n > Q_LOD_MAX_CHUNKS) {
+            snprintf(err, errlen, "box spans %llu chunks of %d^3, over the limit of %d",
+                     (unsigned long long)n, Q_LOD_CHUNK, Q_LOD_MAX_CHUNKS);
+            st = Q_ERR_TOO_LARGE;
+            goto fail;
+        }
     }
     if (q_box_volume(box) > 0)
         for (int32_t cz = c0[2]; cz <= c1[2]; cz++)

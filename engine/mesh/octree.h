@@ -33,6 +33,9 @@
 
 #define Q_LOD_CHUNK 32
 #define Q_LOD_MAX_LEVEL 4
+/* Largest number of chunks one build spans (a 2048x256x2048 box):
+ * larger boxes fail with Q_ERR_TOO_LARGE. */
+#define Q_LOD_MAX_CHUNKS 32768
 
 /* Level (0..Q_LOD_MAX_LEVEL) of the chunk with chunk coordinates c (cells
  * c * Q_LOD_CHUNK .. + Q_LOD_CHUNK). */
