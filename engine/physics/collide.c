@@ -856,9 +856,105 @@ static void support_edge(const q_poly *p, const double dir[3], const double L[3]
     }
 }
 
+static int edge_contact(const q_poly *a, const q_poly *b, const double L[3], const double da[3], const double db[3],
+                        double sep, uint32_t ia, uint32_t ib, q_manifold *m);
+
+/* Box against box: the 15 axes in closed form (Gottschalk's OBB test, in
+ * A's frame), then the shared face clipping or edge contact. */
+static int box_box(const q_poly *a, const q_poly *b, double margin, q_manifold *m)
+{
+    const double *ha = a->s->half, *hb = b->s->half;
+    double R[3][3], AR[3][3], d[3], t[3];
+    sub3(b->c, a->c, d);
+    for (int i = 0; i < 3; i++) {
+        t[i] = dot3(d, a->baxis[i]);
+        for (int j = 0; j < 3; j++) {
+            R[i][j] = dot3(a->baxis[i], b->baxis[j]);
+            AR[i][j] = fabs(R[i][j]) + 1e-12;
+        }
+    }
+    double sa = -INFINITY, sb = -INFINITY, se = -INFINITY;
+    uint32_t fa = 0, fb = 0;
+    for (int i = 0; i < 3; i++) {
+        double sep = fabs(t[i]) - (ha[i] + hb[0] * AR[i][0] + hb[1] * AR[i][1] + hb[2] * AR[i][2]);
+        if (sep > margin)
+            return 0;
+        if (sep > sa) {
+            sa = sep;
+            fa = (uint32_t)(2 * i + (t[i] > 0));
+        }
+    }
+    for (int j = 0; j < 3; j++) {
+        double tb = t[0] * R[0][j] + t[1] * R[1][j] + t[2] * R[2][j];
+        double sep = fabs(tb) - (hb[j] + ha[0] * AR[0][j] + ha[1] * AR[1][j] + ha[2] * AR[2][j]);
+        if (sep > margin)
+            return 0;
+        if (sep > sb) {
+            sb = sep;
+            fb = (uint32_t)(2 * j + (tb > 0 ? 0 : 1));
+        }
+    }
+    int ei = -1, ej = -1;
+    for (int i = 0; i < 3; i++) {
+        int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+        for (int j = 0; j < 3; j++) {
+            int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+            double len = sqrt(fmax(0, 1 - R[i][j] * R[i][j]));
+            if (len < 1e-6)
+                continue;
+            double tl = t[i2] * R[i1][j] - t[i1] * R[i2][j];
+            double ra = ha[i1] * AR[i2][j] + ha[i2] * AR[i1][j], rb = hb[j1] * AR[i][j2] + hb[j2] * AR[i][j1];
+            double sep = (fabs(tl) - ra - rb) / len;
+            if (sep > margin)
+                return 0;
+            if (sep > se) {
+                se = sep;
+                ei = i;
+                ej = j;
+            }
+        }
+    }
+    double tol = 1e-3 * fmax(1e-3, fmin(norm3(d), 1.0)), face_sep = fmax(sa, sb);
+    if (ei >= 0 && se > face_sep + tol) {
+        double L[3];
+        cross3(a->baxis[ei], b->baxis[ej], L);
+        double l = norm3(L);
+        for (int k = 0; k < 3; k++)
+            L[k] /= l;
+        if (dot3(L, d) < 0)
+            for (int k = 0; k < 3; k++)
+                L[k] = -L[k];
+        return edge_contact(a, b, L, a->baxis[ei], b->baxis[ej], se, (uint32_t)ei * 4, (uint32_t)ej * 4, m);
+    }
+    if (sb > sa + tol)
+        return face_contact(b, fb, a, margin, true, sb, m);
+    return face_contact(a, fa, b, margin, false, sa, m);
+}
+
+static int edge_contact(const q_poly *a, const q_poly *b, const double L[3], const double da[3], const double db[3],
+                        double sep, uint32_t ia, uint32_t ib, q_manifold *m)
+{
+    double a0[3], a1[3], b0[3], b1[3], nl[3] = {-L[0], -L[1], -L[2]}, s, t, x[3], y[3];
+    support_edge(a, da, L, a0, a1);
+    support_edge(b, db, nl, b0, b1);
+    segment_closest(a0, a1, b0, b1, &s, &t);
+    lerp3(a0, a1, s, x);
+    lerp3(b0, b1, t, y);
+    memcpy(m->normal, L, 3 * sizeof(double));
+    q_contact_point *cp = &m->points[0];
+    for (int k = 0; k < 3; k++)
+        cp->position[k] = (x[k] + y[k]) / 2;
+    cp->separation = sep;
+    cp->id = 0x40000000u | (ia & 0x7fffu) << 15 | (ib & 0x7fffu);
+    m->count = 1;
+    return 1;
+}
+
 int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags, q_manifold *m)
 {
     m->count = 0;
+    if (!flags && a->s && b->s && a->s->kind == Q_COLLIDER_BOX && b->s->kind == Q_COLLIDER_BOX)
+        return box_box(a, b, margin, m);
     double ca[3], cb[3], cd[3];
     poly_center(a, ca);
     poly_center(b, cb);
@@ -1004,22 +1100,8 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
 chosen:;
     /* prefer faces: an edge axis must separate clearly more */
     double tol = 1e-3 * fmax(1e-3, fmin(norm3(cd), 1.0)), face_sep = fmax(sa, sb);
-    if (se > face_sep + tol) {
-        double a0[3], a1[3], b0[3], b1[3], nl[3] = {-ebest[0], -ebest[1], -ebest[2]}, s, t, x[3], y[3];
-        support_edge(a, eda, ebest, a0, a1);
-        support_edge(b, edb, nl, b0, b1);
-        segment_closest(a0, a1, b0, b1, &s, &t);
-        lerp3(a0, a1, s, x);
-        lerp3(b0, b1, t, y);
-        memcpy(m->normal, ebest, sizeof ebest);
-        q_contact_point *cp = &m->points[0];
-        for (int k = 0; k < 3; k++)
-            cp->position[k] = (x[k] + y[k]) / 2;
-        cp->separation = se;
-        cp->id = 0x40000000u | (eia & 0x7fffu) << 15 | (eib & 0x7fffu);
-        m->count = 1;
-        return 1;
-    }
+    if (se > face_sep + tol)
+        return edge_contact(a, b, ebest, eda, edb, se, eia, eib, m);
     if (sb > sa + tol)
         return face_contact(b, fb, a, margin, true, sb, m);
     return face_contact(a, fa, b, margin, false, sa, m);
