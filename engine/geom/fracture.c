@@ -629,7 +629,8 @@ static bool piece_convex(const piece *p, double eps)
     return convex;
 }
 
-static q_mesh *to_mesh(const piece *p, scratch *s, size_t *interior_first, bool *convex, double eps)
+static q_mesh *to_mesh(const piece *p, scratch *s, size_t *interior_first, bool *convex, bool known_convex,
+                       double eps)
 {
     /* referenced vertices only, surface triangles first */
     if (!grow((void **)&s->remap, &s->cap_r, p->nv, sizeof(int)))
@@ -656,7 +657,8 @@ static q_mesh *to_mesh(const piece *p, scratch *s, size_t *interior_first, bool 
                 for (int e = 0; e < 3; e++)
                     m->indices[o++] = (uint32_t)s->remap[p->t[3 * k + e]];
     }
-    *convex = piece_convex(p, eps);
+    /* a convex mesh cut by half-spaces stays convex: test only otherwise */
+    *convex = known_convex || piece_convex(p, eps);
     return m;
 }
 
@@ -734,6 +736,7 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
         fail = "out of memory";
         goto done;
     }
+    bool mesh_convex = piece_convex(&base, 1e-6 * diag);
     if (p->points) {
         for (size_t i = 0; i < n; i++)
             for (int k = 0; k < 3; k++) {
@@ -817,7 +820,7 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
             goto done;
         }
         q_fragment *fr = &f->pieces[f->count];
-        fr->mesh = to_mesh(&work, &s, &fr->interior_first, &fr->convex, 1e-6 * diag);
+        fr->mesh = to_mesh(&work, &s, &fr->interior_first, &fr->convex, mesh_convex, 1e-6 * diag);
         if (!fr->mesh) {
             fail = "out of memory";
             goto done;
