@@ -57,7 +57,6 @@ typedef struct ttri {
     int32_t g[3][3];   /* grid positions relative to the base chunk's corner */
     uint16_t chunk;    /* index into the call's chunk list */
     uint8_t mat[3];
-    uint8_t inactive;  /* bit k: edge k (corner k to k+1) is internal */
     uint32_t index;    /* triangle index in its chunk */
 } ttri;
 
@@ -69,6 +68,8 @@ typedef struct gather {
     int nchunks;
     ttri tris[Q_TERRAIN_TRIS];
     int ntris;
+    uint16_t table[4 * Q_TERRAIN_TRIS]; /* edge hash: 1 + (tri << 2 | k), 0 empty */
+    uint32_t hsize;
     bool truncated;
 } gather;
 
@@ -164,7 +165,6 @@ static void gather_triangles(gather *g, const double mn[3], const double mx[3], 
                     ttri *t = &g->tris[g->ntris++];
                     t->chunk = (uint16_t)ci;
                     t->index = found[i];
-                    t->inactive = 0;
                     for (int j = 0; j < 3; j++) {
                         uint16_t vi = m->indices[3 * found[i] + j];
                         t->mat[j] = m->materials[vi];
@@ -176,7 +176,7 @@ static void gather_triangles(gather *g, const double mn[3], const double mx[3], 
             }
 }
 
-/* Welds triangle edges by exact grid position; sets the inactive bits. */
+/* Triangle edges are welded by exact grid position (hash of both corners). */
 static uint32_t hash_edge(const int32_t a[3], const int32_t b[3])
 {
     uint32_t h = 2166136261u;
@@ -189,50 +189,47 @@ static uint32_t hash_edge(const int32_t a[3], const int32_t b[3])
 
 static bool same3(const int32_t a[3], const int32_t b[3]) { return a[0] == b[0] && a[1] == b[1] && a[2] == b[2]; }
 
-static void find_internal_edges(gather *g)
+/* Edge table: every directed triangle edge by its grid corners. */
+static void build_edge_table(gather *g)
 {
-    uint16_t table[4 * Q_TERRAIN_TRIS]; /* 1 + (tri << 2 | k), 0 empty */
-    uint32_t HSIZE = 16;
-    while (HSIZE < 4u * (uint32_t)g->ntris)
-        HSIZE *= 2;
-    memset(table, 0, HSIZE * sizeof table[0]);
+    g->hsize = 16;
+    while (g->hsize < 4u * (uint32_t)g->ntris)
+        g->hsize *= 2;
+    memset(g->table, 0, g->hsize * sizeof g->table[0]);
     for (int t = 0; t < g->ntris; t++)
         for (int k = 0; k < 3; k++) {
-            uint32_t h = hash_edge(g->tris[t].g[k], g->tris[t].g[(k + 1) % 3]) & (HSIZE - 1);
-            while (table[h])
-                h = (h + 1) & (HSIZE - 1);
-            table[h] = (uint16_t)(1 + (t << 2 | k));
+            uint32_t h = hash_edge(g->tris[t].g[k], g->tris[t].g[(k + 1) % 3]) & (g->hsize - 1);
+            while (g->table[h])
+                h = (h + 1) & (g->hsize - 1);
+            g->table[h] = (uint16_t)(1 + (t << 2 | k));
         }
-    for (int t = 0; t < g->ntris; t++) {
-        ttri *tr = &g->tris[t];
-        double v[3][3];
-        tri_world(g, tr, v);
-        double e1[3] = {v[1][0] - v[0][0], v[1][1] - v[0][1], v[1][2] - v[0][2]},
-               e2[3] = {v[2][0] - v[0][0], v[2][1] - v[0][1], v[2][2] - v[0][2]};
-        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
-        double nl = sqrt(dot3(n, n));
-        if (nl == 0)
+}
+
+/* Whether edge k of tr is internal: its neighbour (the triangle with the
+ * reversed edge) is coplanar, concave or convex by under Q_EDGE_SIN. Edges
+ * without a neighbour are not. Computed on demand, in grid units. */
+static bool edge_internal(const gather *g, const ttri *tr, int k)
+{
+    const int32_t *a = tr->g[k], *b = tr->g[(k + 1) % 3];
+    uint32_t h = hash_edge(b, a) & (g->hsize - 1);
+    for (; g->table[h]; h = (h + 1) & (g->hsize - 1)) {
+        int u = (g->table[h] - 1) >> 2, m = (g->table[h] - 1) & 3;
+        const ttri *tu = &g->tris[u];
+        if (!same3(tu->g[m], b) || !same3(tu->g[(m + 1) % 3], a))
             continue;
-        for (int k = 0; k < 3; k++) {
-            const int32_t *a = tr->g[k], *b = tr->g[(k + 1) % 3];
-            uint32_t h = hash_edge(b, a) & (HSIZE - 1);
-            for (; table[h]; h = (h + 1) & (HSIZE - 1)) {
-                int u = (table[h] - 1) >> 2, m = (table[h] - 1) & 3;
-                const ttri *tu = &g->tris[u];
-                if (!same3(tu->g[m], b) || !same3(tu->g[(m + 1) % 3], a))
-                    continue;
-                /* the neighbour's third corner against this plane */
-                const int32_t *w = tu->g[(m + 2) % 3];
-                double d[3];
-                for (int c = 0; c < 3; c++)
-                    d[c] = (double)(w[c] - a[c]) * g->unit;
-                double len = sqrt(dot3(d, d));
-                if (!(dot3(n, d) / nl < -Q_EDGE_SIN * len))
-                    tr->inactive |= (uint8_t)(1u << k);
-                break;
-            }
+        double e1[3], e2[3], d[3];
+        for (int c = 0; c < 3; c++) {
+            e1[c] = (double)(tr->g[1][c] - tr->g[0][c]);
+            e2[c] = (double)(tr->g[2][c] - tr->g[0][c]);
+            d[c] = (double)(tu->g[(m + 2) % 3][c] - a[c]);
         }
+        double n[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]};
+        double nl = sqrt(dot3(n, n)), len = sqrt(dot3(d, d));
+        if (nl == 0 || len == 0)
+            return false;
+        return !(dot3(n, d) / nl < -Q_EDGE_SIN * len);
     }
+    return false;
 }
 
 typedef struct tcontact {
@@ -270,10 +267,10 @@ static int collide_triangle(const gather *g, const ttri *t, const q_collider *s,
     bool internal;
     if (cnt == 2) {
         int k = on == 3 ? 0 : on == 6 ? 1 : 2; /* edge k: corners k, k+1 */
-        internal = (t->inactive >> k) & 1;
+        internal = edge_internal(g, t, k);
     } else if (cnt == 1) {
         int i = on == 1 ? 0 : on == 2 ? 1 : 2; /* edges i and i-1 meet at corner i */
-        internal = ((t->inactive >> i) & 1) && ((t->inactive >> ((i + 2) % 3)) & 1);
+        internal = edge_internal(g, t, i) && edge_internal(g, t, (i + 2) % 3);
     } else
         internal = true;
     if (!internal)
@@ -386,7 +383,7 @@ static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q
             n_out += buried(tp, s, t, out + n_out);
         return n_out;
     }
-    find_internal_edges(g);
+    build_edge_table(g);
     tcontact pts[Q_CLIP_POINTS];
     int np = 0;
     /* triangles arrive chunk by chunk: flush at each chunk change */
