@@ -447,8 +447,7 @@ q_collider *q_collider_compound(q_collider_part *parts, uint32_t count, char *er
             q_free(s, sizeof *s);
         }
         for (uint32_t i = 0; i < count; i++)
-            if (parts[i].shape && parts[i].shape->kind != Q_COLLIDER_COMPOUND)
-                q_collider_free(parts[i].shape);
+            q_collider_free(parts[i].shape);
         return NULL;
     }
     memcpy(copy, parts, count * sizeof *copy);
