@@ -3,6 +3,7 @@
 #include "physics/shape.h"
 
 #include "core/alloc.h"
+#include "core/hashmap.h"
 #include "geom/quickhull.h"
 
 #include <math.h>
@@ -193,15 +194,15 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
     }
     uint32_t nv = (uint32_t)info.vertex_count, nt = (uint32_t)(info.index_count / 3);
     /* Local vertex positions and triangle normals. */
-    work_bytes = (size_t)nt * (1 + 3 + 1) * sizeof(uint32_t) + (size_t)nt * 4 * sizeof(double) +
+    work_bytes = (size_t)nt * (1 + 3 + 1 + 2) * sizeof(uint32_t) + (size_t)nt * 4 * sizeof(double) +
                  (size_t)nv * 3 * sizeof(double) + 8;
     work = q_alloc(work_bytes);
     if (!work) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    uint32_t *parent = work, *nbr = parent + nt, *group = nbr + 3 * (size_t)nt;
-    double *tplane = (double *)(group + nt + (nt & 1)), *pos = tplane + 4 * (size_t)nt;
+    uint32_t *parent = work, *nbr = parent + nt, *group = nbr + 3 * (size_t)nt, *gfirst = group + nt;
+    double *tplane = (double *)(gfirst + 2 * (size_t)nt + (nt & 1)), *pos = tplane + 4 * (size_t)nt;
     for (uint32_t i = 0; i < nv; i++)
         memcpy(pos + 3 * i, points + 3 * (size_t)vin[i], 3 * sizeof(double));
     double ext = 0;
@@ -314,21 +315,25 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
     /* Walk each face's boundary: from a boundary edge (a, b) of triangle t,
      * the next boundary edge starts at b; rotate around b inside the group. */
     uint32_t out = 0, eo = 0;
+    for (uint32_t f = 0; f < nf; f++)
+        gfirst[2 * f] = UINT32_MAX;
+    for (uint32_t t = 0; t < nt; t++) {
+        uint32_t r = uf_find(parent, t), f = group[r];
+        if (gfirst[2 * f] != UINT32_MAX)
+            continue;
+        for (uint32_t k = 0; k < 3; k++)
+            if (uf_find(parent, nbr[3 * t + k]) != r) {
+                gfirst[2 * f] = t;
+                gfirst[2 * f + 1] = k;
+                break;
+            }
+    }
+    q_hashmap emap = {0};
+    bool use_map = true;
     for (uint32_t f = 0; f < nf; f++) {
         h->face_start[f] = out;
-        /* find a triangle of group f with a boundary edge */
-        uint32_t t0 = UINT32_MAX, k0 = 0;
-        for (uint32_t t = 0; t < nt && t0 == UINT32_MAX; t++) {
-            uint32_t r = uf_find(parent, t);
-            if (group[r] != f)
-                continue;
-            for (int k = 0; k < 3; k++)
-                if (uf_find(parent, nbr[3 * t + k]) != r) {
-                    t0 = t;
-                    k0 = (uint32_t)k;
-                    break;
-                }
-        }
+        /* the first triangle of group f with a boundary edge */
+        uint32_t t0 = gfirst[2 * f], k0 = gfirst[2 * f + 1];
         uint32_t r = uf_find(parent, t0), t = t0, k = k0;
         do {
             uint32_t a = idx[3 * t + k];
@@ -375,6 +380,7 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
                 h->edges[2 * eo + 1] = b;
                 h->edge_faces[2 * eo] = f;
                 h->edge_faces[2 * eo + 1] = UINT32_MAX;
+                use_map = use_map && q_hashmap_set(&emap, (uint64_t)a << 32 | b, eo);
                 eo++;
             }
         }
@@ -388,6 +394,12 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
             uint32_t a = h->face_vertices[s0 + i], b = h->face_vertices[s0 + (i + 1) % c];
             if (a < b)
                 continue;
+            if (use_map) {
+                uint32_t e = q_hashmap_get(&emap, (uint64_t)b << 32 | a);
+                if (e != Q_HASHMAP_EMPTY)
+                    h->edge_faces[2 * e + 1] = f;
+                continue;
+            }
             for (uint32_t e = 0; e < eo; e++)
                 if (h->edges[2 * e] == b && h->edges[2 * e + 1] == a) {
                     h->edge_faces[2 * e + 1] = f;
@@ -395,6 +407,7 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
                 }
         }
     }
+    q_hashmap_free(&emap);
     if (out != nfv) {
         /* cannot happen on a closed mesh; refuse rather than keep a broken hull */
         h->edge_count = ne;
