@@ -61,49 +61,6 @@ static bool cand_less(const cand *x, const cand *y)
     return x->d2 < y->d2 || (x->d2 == y->d2 && x->id < y->id);
 }
 
-/* Quicksort down to runs of 16, then one insertion pass: the lists are a
- * few dozen candidates, and a comparator call per step cost more than the
- * cutting. */
-static void sort_cands(cand *a, size_t n)
-{
-    while (n > 16) {
-        cand piv = a[n / 2];
-        size_t i = 0, j = n - 1;
-        for (;;) {
-            while (cand_less(&a[i], &piv))
-                i++;
-            while (cand_less(&piv, &a[j]))
-                j--;
-            if (i >= j)
-                break;
-            cand t = a[i];
-            a[i] = a[j];
-            a[j] = t;
-            i++;
-            j--;
-        }
-        /* recurse on the smaller side */
-        size_t left = j + 1;
-        if (left < n - left) {
-            sort_cands(a, left);
-            a += left;
-            n -= left;
-        } else {
-            sort_cands(a + left, n - left);
-            n = left;
-        }
-    }
-    for (size_t i = 1; i < n; i++) {
-        cand x = a[i];
-        size_t j = i;
-        while (j > 0 && cand_less(&x, &a[j - 1])) {
-            a[j] = a[j - 1];
-            j--;
-        }
-        a[j] = x;
-    }
-}
-
 static void cell_init_box(cell_work *w, const double lo[3], const double hi[3])
 {
     /* vertex i: bit 0 -> x, bit 1 -> y, bit 2 -> z */
@@ -390,14 +347,13 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
     double r2 = cell_max_r2(w);
     int b[3];
     bucket_of(g, s, b);
-    size_t np = 0, head = 0;
+    size_t np = 0; /* candidates in the heap */
     for (int r = 0;; r++) {
         /* gather ring r */
         bool covered = true;
         for (int k = 0; k < 3; k++)
             if (b[k] - r > 0 || b[k] + r < g->n[k] - 1)
                 covered = false;
-        size_t before = np;
         for (int dx = -r; dx <= r; dx++) {
             int x = b[0] + dx;
             if (x < 0 || x >= g->n[0])
@@ -430,15 +386,18 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
                             *pend = p;
                             *pend_cap = nc;
                         }
-                        (*pend)[np].d2 = dd;
-                        (*pend)[np].id = id;
-                        np++;
+                        /* binary min-heap on (d2, id): sift up */
+                        cand c = {dd, id}, *hp = *pend;
+                        size_t at = np++;
+                        while (at > 0 && cand_less(&c, &hp[(at - 1) / 2])) {
+                            hp[at] = hp[(at - 1) / 2];
+                            at = (at - 1) / 2;
+                        }
+                        hp[at] = c;
                     }
                 }
             }
         }
-        if (np > before)
-            sort_cands(*pend + head, np - head);
         /* every site not gathered yet is farther than lim */
         double lim = INFINITY;
         if (!covered) {
@@ -452,22 +411,38 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
             }
         }
         double lim2 = lim * lim;
-        while (head < np && (*pend)[head].d2 <= lim2) {
-            double dd = (*pend)[head].d2;
+        while (np > 0 && (*pend)[0].d2 <= lim2) {
+            cand top = (*pend)[0], *hp = *pend;
+            double dd = top.d2;
             if (dd >= 4 * r2)
                 return 0;
             if (dd == 0)
                 return -2;
-            const double *q = sites + 3 * (*pend)[head].id;
+            /* pop: move the last entry down from the root */
+            cand last = hp[--np];
+            size_t at = 0;
+            for (;;) {
+                size_t c = 2 * at + 1;
+                if (c >= np)
+                    break;
+                if (c + 1 < np && cand_less(&hp[c + 1], &hp[c]))
+                    c++;
+                if (!cand_less(&hp[c], &last))
+                    break;
+                hp[at] = hp[c];
+                at = c;
+            }
+            if (np > 0)
+                hp[at] = last;
+            const double *q = sites + 3 * top.id;
             double p[3] = {q[0] - s[0], q[1] - s[1], q[2] - s[2]};
-            int rc = cell_cut(w, p, 0.5 * dd, (*pend)[head].id);
+            int rc = cell_cut(w, p, 0.5 * dd, top.id);
             if (rc < 0)
                 return -1;
             if (rc > 0)
                 r2 = cell_max_r2(w);
-            head++;
         }
-        if (covered && head == np)
+        if (covered && np == 0)
             return 0;
         if (lim2 >= 4 * r2)
             return 0;
