@@ -20,6 +20,7 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,8 @@ typedef struct cell_work {
     int nsplit;
     int cap[MAXV];
     double cap_ang[MAXV];
+    int nxt[MAXV];          /* new face: next vertex, from the clipped faces */
+    uint8_t gap[MAXFV];     /* output vertex came right after skipped ones */
 } cell_work;
 
 typedef struct cand {
@@ -146,23 +149,42 @@ static int cell_cut(cell_work *w, const double p[3], double h, int nb)
     }
     w->nsplit = 0;
     int nnf = 0, nfv = 0;
+    for (int i = 0; i < MAXV && i < 2 * w->nv + w->nf + 8; i++) /* kept + split (<= edges) */
+        w->nxt[i] = -1;
     for (int f = 0; f < w->nf; f++) {
         int s = w->fstart[f], e = w->fstart[f + 1], n = e - s;
         int start = nfv;
+        bool skipped = false;
         for (int k = 0; k < n; k++) {
             int a = w->fv[s + k], b = w->fv[s + (k + 1) % n];
             if (nfv + 2 > MAXFV)
                 return -1;
-            if (w->d[a] <= 0)
+            if (w->d[a] <= 0) {
+                w->gap[nfv] = skipped;
+                skipped = false;
                 w->nfv[nfv++] = w->remap[a];
+            } else {
+                skipped = true;
+            }
             if ((w->d[a] < 0 && w->d[b] > 0) || (w->d[a] > 0 && w->d[b] < 0)) {
                 int id = split_vertex(w, a, b, &nnv);
                 if (id < 0)
                     return -1;
+                w->gap[nfv] = skipped;
+                skipped = false;
                 w->nfv[nfv++] = id;
             }
         }
+        if (skipped && nfv > start)
+            w->gap[start] = true; /* the skipped run wraps around */
         if (nfv - start >= 3) {
+            /* an edge x -> y across skipped vertices lies on the plane; the
+             * new face holds it reversed: y -> x */
+            for (int j = start; j < nfv; j++)
+                if (w->gap[j]) {
+                    int x = w->nfv[j > start ? j - 1 : nfv - 1], y = w->nfv[j];
+                    w->nxt[y] = w->nxt[y] == -1 ? x : -2;
+                }
             w->nfstart[nnf] = start;
             w->nfnb[nnf] = w->fnb[f];
             nnf++;
@@ -172,11 +194,46 @@ static int cell_cut(cell_work *w, const double p[3], double h, int nb)
             nfv = start;
         }
     }
-    /* The new face: every on-plane vertex still used, ordered by angle. */
-    int ncap = 0;
+    /* The new face: follow the reversed on-plane edges of the clipped
+     * faces; when they do not make one loop (vertices exactly on the plane
+     * can leave gaps), every on-plane vertex ordered by angle. */
+    int ncap = 0, pairs = 0, first = -1;
+    bool chain = true;
     for (int i = 0; i < nnv; i++)
-        if (w->on[i])
-            w->cap[ncap++] = i;
+        if (w->nxt[i] != -1) {
+            pairs++;
+            if (w->nxt[i] < 0)
+                chain = false;
+            if (first < 0)
+                first = i;
+        }
+    if (chain && pairs >= 3) {
+        int v = first;
+        while (ncap <= pairs) {
+            w->cap[ncap++] = v;
+            v = w->nxt[v];
+            if (v < 0 || v == first)
+                break;
+        }
+        chain = v == first && ncap == pairs;
+    } else {
+        chain = false;
+    }
+    if (chain) {
+        if (nfv + ncap > MAXFV || nnf + 1 > MAXF)
+            return -1;
+        w->nfstart[nnf] = nfv;
+        w->nfnb[nnf] = nb;
+        nnf++;
+        for (int i = 0; i < ncap; i++)
+            w->nfv[nfv++] = w->cap[i];
+        ncap = 0; /* done: skip the angle ordering below */
+    } else {
+        ncap = 0;
+        for (int i = 0; i < nnv; i++)
+            if (w->on[i])
+                w->cap[ncap++] = i;
+    }
     if (ncap >= 3) {
         double pl = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
         double nrm[3] = {p[0] / pl, p[1] / pl, p[2] / pl};
