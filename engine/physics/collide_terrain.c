@@ -13,8 +13,8 @@
  * shape touches, so chunk borders are no different) are welded by their
  * exact grid positions (the mesher snaps vertices to 1/Q_DC_GRID voxel). An
  * edge is ACTIVE when the neighbour across it bends down (convex) by more
- * than Q_EDGE_ANGLE, or it has no neighbour; coplanar and concave edges are
- * inactive. The rule: a triangle contact whose normal is not the
+ * than Q_EDGE_ANGLE; coplanar and concave edges, and edges whose neighbour
+ * lies outside the gathered triangles, are inactive. The rule: a triangle contact whose normal is not the
  * triangle's face normal, and whose triangle feature (the vertices extreme
  * along the normal) is an inactive edge or a vertex whose two edges in the
  * triangle are both inactive, takes the triangle's face normal: boxes and
@@ -206,8 +206,12 @@ static void build_edge_table(gather *g)
 }
 
 /* Whether edge k of tr is internal: its neighbour (the triangle with the
- * reversed edge) is coplanar, concave or convex by under Q_EDGE_SIN. Edges
- * without a neighbour are not. Computed on demand, in grid units. */
+ * reversed edge) is coplanar, concave or convex by under Q_EDGE_SIN.
+ * The mesher's surfaces are closed, so an edge whose neighbour was not
+ * gathered has one outside the query box, where the shape cannot touch it:
+ * it counts as internal (else a box resting on flat ground gets sideways
+ * normals from triangle corners at the edge of the gathered patch).
+ * Computed on demand, in grid units. */
 static bool edge_internal(const gather *g, const ttri *tr, int k)
 {
     const int32_t *a = tr->g[k], *b = tr->g[(k + 1) % 3];
@@ -229,7 +233,7 @@ static bool edge_internal(const gather *g, const ttri *tr, int k)
             return false;
         return !(dot3(n, d) / nl < -Q_EDGE_SIN * len);
     }
-    return false;
+    return true;
 }
 
 typedef struct tcontact {

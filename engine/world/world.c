@@ -4,17 +4,20 @@
 #include "core/alloc.h"
 #include "core/jobs.h"
 #include "mesh/clipmap.h"
+#include "physics/bodies.h"
 #include "physics/terrain_physics.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 
 struct q_world {
     q_world_def def;
     q_jobs *jobs;
     q_terrain *terrain;
     q_terrain_physics *physics;
+    q_bodies *bodies;
     struct q_clipmap *clipmap; /* LOD state, made on first use (mesh/clipmap.h) */
     uint64_t frame;
     double accumulator;
@@ -54,7 +57,9 @@ q_world *q_world_create(const q_world_def *def, char *err, size_t errlen)
     w->jobs = q_jobs_create(def->threads);
     w->terrain = q_terrain_create(w->jobs);
     w->physics = w->terrain ? q_terrain_physics_create(w->terrain, def->voxel_size, def->physics_cache) : NULL;
-    if (!w->terrain || !w->physics) {
+    w->bodies = w->physics ? q_bodies_create(w->physics, w->jobs, def->voxel_size, def->gravity, def->substeps)
+                           : NULL;
+    if (!w->terrain || !w->physics || !w->bodies) {
         q_world_destroy(w);
         snprintf(err, errlen, "out of memory");
         return NULL;
@@ -67,6 +72,7 @@ void q_world_destroy(q_world *w)
     if (!w)
         return;
     q_clipmap_destroy(w->clipmap);
+    q_bodies_destroy(w->bodies);
     q_terrain_physics_destroy(w->physics);
     q_terrain_destroy(w->terrain);
     q_jobs_destroy(w->jobs);
@@ -76,6 +82,7 @@ void q_world_destroy(q_world *w)
 const q_world_def *q_world_get_def(const q_world *w) { return &w->def; }
 q_terrain *q_world_terrain(q_world *w) { return w->terrain; }
 q_terrain_physics *q_world_terrain_physics(q_world *w) { return w->physics; }
+q_bodies *q_world_bodies(q_world *w) { return w->bodies; }
 
 q_jobs *q_world_jobs(q_world *w) { return w->jobs; }
 
@@ -99,6 +106,7 @@ int q_world_step(q_world *w, double dt)
      * despite rounding in the accumulator. */
     while (w->accumulator >= w->def.step * (1 - 1e-9) && steps < Q_MAX_STEPS_PER_CALL) {
         w->accumulator -= w->def.step;
+        q_bodies_step(w->bodies, w->def.step);
         w->frame++;
         steps++;
     }
@@ -122,6 +130,7 @@ void q_world_set_clock(q_world *w, uint64_t frame, double accumulator)
 uint64_t q_world_hash(const q_world *w)
 {
     uint64_t h = q_terrain_hash(w->terrain);
+    h ^= q_bodies_hash(w->bodies) * 0xff51afd7ed558ccdull;
     return h ^ (w->frame * 0x9e3779b97f4a7c15ull);
 }
 
@@ -129,10 +138,28 @@ q_world_stats q_world_get_stats(q_world *w)
 {
     q_terrain_stats ts = q_terrain_get_stats(w->terrain);
     q_terrain_physics_stats ps = q_terrain_physics_get_stats(w->physics);
-    q_world_stats s = {ts.chunks, ts.dense_chunks, ts.bytes, ts.bytes + sizeof *w, 0, 0,
-                       ps.broadphase_chunks, ps.broadphase_bytes, ps.cached_chunks, ps.cache_bytes,
-                       ps.triangles, ps.kd_nodes, ps.gridsort_batches};
-    s.memory += ps.broadphase_bytes + ps.cache_bytes;
+    q_bodies_stats bs = q_bodies_get_stats(w->bodies);
+    q_world_stats s;
+    memset(&s, 0, sizeof s);
+    s.chunks = ts.chunks;
+    s.dense_chunks = ts.dense_chunks;
+    s.voxel_bytes = ts.bytes;
+    s.bodies = bs.bodies;
+    s.awake = bs.awake;
+    s.body_pairs = bs.pairs;
+    s.manifolds = bs.manifolds;
+    s.contacts = bs.contacts;
+    s.ms_broadphase = bs.ms_broadphase;
+    s.ms_narrowphase = bs.ms_narrowphase;
+    s.ms_solver = bs.ms_solver;
+    s.broadphase_chunks = ps.broadphase_chunks;
+    s.broadphase_bytes = ps.broadphase_bytes;
+    s.cached_chunks = ps.cached_chunks;
+    s.cache_bytes = ps.cache_bytes;
+    s.triangles = ps.triangles;
+    s.kd_nodes = ps.kd_nodes;
+    s.gridsort_batches = ps.gridsort_batches;
+    s.memory = ts.bytes + sizeof *w + ps.broadphase_bytes + ps.cache_bytes + bs.bytes;
     return s;
 }
 

@@ -41,6 +41,9 @@ struct q_clipmap;
 /* Clipmap LOD state (mesh/clipmap.h), created on first use and destroyed
  * with the world; NULL when out of memory. */
 struct q_clipmap *q_world_clipmap(q_world *w);
+struct q_bodies;
+/* The world's rigid bodies (physics/bodies.h), stepped by q_world_step. */
+struct q_bodies *q_world_bodies(q_world *w);
 struct q_jobs;
 /* The world's worker threads (core/jobs.h), for engine work done on its behalf. */
 struct q_jobs *q_world_jobs(q_world *w);
@@ -57,7 +60,7 @@ uint64_t q_world_frame(const q_world *w);    /* fixed steps run so far */
 void q_world_set_clock(q_world *w, uint64_t frame, double accumulator);
 double q_world_accumulator(const q_world *w);
 
-/* Digest of the voxels and the clock: equal runs give equal values. */
+/* Digest of the voxels, the bodies and the clock: equal runs give equal values. */
 uint64_t q_world_hash(const q_world *w);
 
 typedef struct q_world_stats {
@@ -66,6 +69,8 @@ typedef struct q_world_stats {
     size_t voxel_bytes;  /* voxel storage and its tables */
     size_t memory;       /* everything the world holds */
     size_t bodies, awake;
+    size_t body_pairs, manifolds, contacts; /* of the last step */
+    double ms_broadphase, ms_narrowphase, ms_solver; /* last step's body stages */
     size_t broadphase_chunks, broadphase_bytes; /* terrain physics */
     size_t cached_chunks, cache_bytes, triangles, kd_nodes;
     size_t gridsort_batches;

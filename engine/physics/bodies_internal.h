@@ -1,0 +1,127 @@
+/* Private to the rigid bodies: the body record, contact constraints and the
+ * step stages shared by bodies.c (storage, API, queries) and solver.c (the
+ * step). See bodies.h for the design. */
+#ifndef Q_BODIES_INTERNAL_H
+#define Q_BODIES_INTERNAL_H
+
+#include "core/array.h"
+#include "physics/bodies.h"
+
+/* Tolerances in metres and seconds. */
+#define Q_LINEAR_SLOP 0.005       /* allowed overlap: keeps resting contacts warm */
+#define Q_SPECULATIVE 0.02        /* contact margin of a body at rest */
+#define Q_SLEEP_TIME 0.5          /* seconds below the sleep velocities */
+#define Q_SLEEP_LINEAR 0.05       /* m/s */
+#define Q_SLEEP_ANGULAR 0.05      /* rad/s */
+#define Q_RESTITUTION_SPEED 1.0   /* approach speed below which nothing bounces */
+#define Q_BUOY_CELLS 6            /* buoyancy samples per axis, at most */
+#define Q_TERRAIN_MANIFOLDS 16    /* per body and step */
+
+typedef struct q_body {
+    q_collider *shape;
+    char *name;
+    uint8_t material;
+    bool alive, is_static, sleeping;
+    /* Placement: x is the world centre of mass; the shape frame's origin is
+     * x - rotate(q, com). */
+    double x[3], q[4];
+    double com[3];              /* centre of mass in the shape frame */
+    double v[3], w[3];
+    double force[3], torque[3]; /* accumulated until the next step */
+    double mass, inv_mass;
+    double inv_inertia_local[9]; /* shape-frame axes, about the centre of mass */
+    double inv_inertia[9];       /* world axes, kept current with q */
+    double radius;               /* farthest shape point from the centre of mass */
+    double volume;
+    double min[3], max[3];       /* world bounds of the shape */
+    double sleep_time;
+    uint32_t island;             /* sleeping island id (0 = none) */
+    /* step scratch */
+    double x0[3], q0[4];         /* at the start of the step */
+    double margin;               /* contact margin for this step */
+    double gmin[3], gmax[3];     /* bounds grown by margin */
+    /* buoyancy samples: position relative to the centre of mass in the shape
+     * frame's axes, and the volume each stands for */
+    uint32_t sample_count;
+    double (*samples)[4];
+    double sample_height;        /* vertical extent of a sample cell (metres) */
+} q_body;
+
+typedef struct q_contact {
+    double ra[3], rb[3];     /* anchors from the centres of mass, world axes at step start */
+    double rb_local[3], ra_local[3]; /* the same in the bodies' frames, to follow rotation */
+    double separation;       /* at step start, minus the anchors' normal offset */
+    double normal_mass, tangent_mass[2];
+    double normal_impulse, tangent_impulse[2], max_normal_impulse;
+    double relative_velocity; /* normal velocity at step start (< 0 approaching) */
+    double total_normal_impulse; /* over the step's substeps */
+    uint32_t id;
+} q_contact;
+
+/* Key of a manifold, stable while the same features touch: body pairs use
+ * (slot a | generation, slot b | generation, parts key), terrain manifolds
+ * (body | generation, chunk key, cluster and part key). */
+typedef struct q_constraint_key {
+    uint64_t a, b;
+    uint32_t c;
+} q_constraint_key;
+
+typedef struct q_constraint {
+    q_constraint_key key;
+    uint32_t a, b;            /* body slots; a == Q_TERRAIN when A is the terrain */
+    double normal[3], t1[3], t2[3]; /* normal from A to B */
+    double friction, restitution;
+    uint8_t material;         /* of the other side, for events */
+    bool touching, was_touching;
+    uint32_t count;
+    q_contact points[Q_MANIFOLD_POINTS];
+} q_constraint;
+#define Q_TERRAIN UINT32_MAX
+
+typedef struct q_pair {
+    uint32_t a, b;
+} q_pair;
+
+struct q_bodies {
+    q_terrain_physics *tp;
+    q_jobs *jobs;
+    double voxel_size, gravity[3];
+    int substeps;
+
+    q_handle_pool handles;
+    Q_ARRAY(q_body) bodies; /* by slot; dead slots have alive == false */
+    size_t live, awake;
+    uint32_t next_island;
+    uint64_t terrain_version;
+
+    /* step data */
+    Q_ARRAY(uint32_t) order;          /* SAP order */
+    Q_ARRAY(q_pair) pairs;
+    Q_ARRAY(q_constraint) constraints, previous;
+    Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
+    Q_ARRAY(int) pair_counts;
+    Q_ARRAY(q_terrain_manifold) terrain_scratch;
+    Q_ARRAY(q_contact_event) events;
+    Q_ARRAY(uint32_t) parent;         /* islands (union-find) */
+    Q_ARRAY(double) least;            /* per island root: shortest sleep time */
+    size_t terrain_constraints;
+    double ms_broadphase, ms_narrowphase, ms_solver;
+};
+#define Q_PAIR_MANIFOLDS 8
+
+/* The live body of a handle, or NULL. */
+q_body *q_bodies_get(const q_bodies *b, q_handle h);
+/* Recomputes the world inverse inertia and bounds after x or q changed. */
+void q_body_update(q_body *body);
+q_xform q_body_frame(const q_body *body);
+/* Wakes a body and its sleeping island. */
+void q_body_wake(q_bodies *b, q_body *body);
+
+/* solver.c: the step's stages. */
+void q_bodies_find_pairs(q_bodies *b, double dt);
+void q_bodies_collide(q_bodies *b);
+void q_bodies_solve(q_bodies *b, double dt);
+void q_bodies_buoyancy(q_bodies *b, q_body *body, double dt);
+void q_bodies_sleep(q_bodies *b, double dt);
+
+#endif

@@ -1,0 +1,671 @@
+/* The rigid-body step's stages: pairs (sweep and prune), narrowphase into
+ * contact constraints with warm starting, the soft-step solver with
+ * substeps, buoyancy, islands and sleeping. See bodies.h for the outline.
+ *
+ * The solver follows Box2D v3's "soft step": each substep integrates
+ * velocities, re-applies the accumulated impulses (warm start), solves
+ * contacts with a soft (spring-damper) bias on the penetration, integrates
+ * positions, and relaxes without the bias so the bias adds no energy. The
+ * separation of a contact point is tracked through the substeps from the
+ * bodies' motion, so the narrowphase runs once per step.
+ */
+#include "core/vec3.h"
+#include "physics/bodies_internal.h"
+#include "physics/physics_internal.h"
+#include "voxel/material.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CONTACT_HERTZ 60.0
+#define CONTACT_DAMPING 10.0
+#define MAX_PUSH_SPEED 3.0  /* m/s: how fast overlap is resolved */
+#define WATER_DRAG 1.5      /* 1/s, linear and angular, when fully submerged */
+
+/* A body that cannot move in this step (the terrain, static or sleeping):
+ * zero velocity, no inverse mass, at rest in its place. */
+static q_body ground = {.q = {0, 0, 0, 1}, .q0 = {0, 0, 0, 1}};
+
+static bool moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }
+
+static q_body *side(q_bodies *b, uint32_t slot)
+{
+    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]))
+        return &ground;
+    return &b->bodies.data[slot];
+}
+
+/* ---- pairs ---- */
+
+static int compare_order(const void *pa, const void *pb, void *ctx)
+{
+    const q_bodies *b = ctx;
+    uint32_t i = *(const uint32_t *)pa, j = *(const uint32_t *)pb;
+    double xi = b->bodies.data[i].gmin[0], xj = b->bodies.data[j].gmin[0];
+    if (xi != xj)
+        return xi < xj ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static void grow_bounds(q_bodies *b, double dt)
+{
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (!o->alive)
+            continue;
+        v3_copy(o->x0, o->x);
+        memcpy(o->q0, o->q, sizeof o->q);
+        /* How far the surface may travel this step: contacts within that
+         * distance are kept as speculative ones. */
+        o->margin = Q_SPECULATIVE;
+        if (moving(o)) {
+            double v[3];
+            v3_copy(v, o->v);
+            v3_madd(v, b->gravity, dt);
+            o->margin += (v3_len(v) + v3_len(o->w) * o->radius) * dt;
+        }
+        for (int a = 0; a < 3; a++)
+            o->gmin[a] = o->min[a] - o->margin, o->gmax[a] = o->max[a] + o->margin;
+    }
+}
+
+/* Sweep and prune along X. Returns true when a moving body ran into a
+ * sleeping one and woke its island (the caller then sweeps again). */
+static bool sweep(q_bodies *b)
+{
+    b->pairs.count = 0;
+    bool woke = false;
+    uint32_t *order = b->order.data;
+    for (size_t i = 0; i < b->order.count; i++) {
+        q_body *p = &b->bodies.data[order[i]];
+        for (size_t j = i + 1; j < b->order.count; j++) {
+            q_body *o = &b->bodies.data[order[j]];
+            if (o->gmin[0] > p->gmax[0])
+                break;
+            if (o->gmin[1] > p->gmax[1] || p->gmin[1] > o->gmax[1] || o->gmin[2] > p->gmax[2] ||
+                p->gmin[2] > o->gmax[2])
+                continue;
+            if (!moving(p) && !moving(o))
+                continue;
+            q_body *mover = moving(p) ? p : o, *other = moving(p) ? o : p;
+            if (other->sleeping && mover->sleep_time == 0) {
+                q_body_wake(b, other);
+                woke = true;
+            }
+            uint32_t s = order[i] < order[j] ? order[i] : order[j], t = order[i] ^ order[j] ^ s;
+            if (!q_array_push(&b->pairs, ((q_pair){s, t})))
+                return woke; /* out of memory: pairs beyond this are missed this step */
+        }
+    }
+    return woke;
+}
+
+void q_bodies_find_pairs(q_bodies *b, double dt)
+{
+    b->order.count = 0;
+    if (!q_array_reserve(&b->order, b->live))
+        return;
+    for (uint32_t i = 0; i < b->bodies.count; i++)
+        if (b->bodies.data[i].alive)
+            b->order.data[b->order.count++] = i;
+    for (int pass = 0; pass < 4; pass++) {
+        grow_bounds(b, dt);
+        qsort_r(b->order.data, b->order.count, sizeof(uint32_t), compare_order, b);
+        if (!sweep(b))
+            break;
+    }
+}
+
+/* ---- narrowphase and constraints ---- */
+
+static int compare_key(const void *pa, const void *pb)
+{
+    const q_constraint_key *x = pa, *y = pb;
+    if (x->a != y->a)
+        return x->a < y->a ? -1 : 1;
+    if (x->b != y->b)
+        return x->b < y->b ? -1 : 1;
+    return x->c < y->c ? -1 : x->c > y->c;
+}
+
+static int compare_constraint(const void *pa, const void *pb)
+{
+    return compare_key(&((const q_constraint *)pa)->key, &((const q_constraint *)pb)->key);
+}
+
+static uint64_t body_key(const q_bodies *b, uint32_t slot)
+{
+    return (uint64_t)slot << 32 | b->handles.generations[slot];
+}
+
+static double inv_mass_along(const q_body *body, const double r[3], const double dir[3])
+{
+    double rn[3], irn[3];
+    v3_cross(rn, r, dir);
+    m3_mul_v(body->inv_inertia, rn, irn);
+    return body->inv_mass + v3_dot(rn, irn);
+}
+
+static void velocity_at(const q_body *body, const double r[3], double out[3])
+{
+    v3_cross(out, body->w, r);
+    v3_add(out, out, body->v);
+}
+
+static void relative_velocity(const q_body *A, const q_body *B, const q_contact *p, double dv[3])
+{
+    double va[3], vb[3];
+    velocity_at(A, p->ra, va);
+    velocity_at(B, p->rb, vb);
+    v3_sub(dv, vb, va);
+}
+
+/* The point of last step's manifold that a new point continues: the same
+ * feature id, or else the nearest within `within` in B's frame. Ids alone
+ * are not enough: where two equal faces meet, the clipping that names the
+ * points flips between corner and edge features with every tiny rotation,
+ * and a stack that loses its warm start every other step never settles. */
+static const q_contact *previous_point(const q_constraint *prev, const q_contact *p, double within)
+{
+    const q_contact *best = NULL;
+    double best_d2 = within * within;
+    for (uint32_t j = 0; j < prev->count; j++) {
+        const q_contact *o = &prev->points[j];
+        if (o->id == p->id)
+            return o;
+        double d[3];
+        v3_sub(d, o->rb_local, p->rb_local);
+        if (v3_dot(d, d) < best_d2) {
+            best_d2 = v3_dot(d, d);
+            best = o;
+        }
+    }
+    return best;
+}
+
+/* Turns a manifold into a constraint: anchors, effective masses, combined
+ * material, and the impulses of the same manifold in the last step. */
+static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_manifold *m, q_constraint_key key,
+                           uint8_t material)
+{
+    if (m->count == 0 || !q_array_reserve(&b->constraints, b->constraints.count + 1))
+        return;
+    q_constraint *c = &b->constraints.data[b->constraints.count++];
+    memset(c, 0, sizeof *c);
+    c->key = key;
+    c->a = a;
+    c->b = slot_b;
+    c->material = material;
+    v3_copy(c->normal, m->normal);
+    v3_basis(c->normal, c->t1, c->t2);
+    const q_material *ma = q_material_get(a == Q_TERRAIN ? material : b->bodies.data[a].material);
+    const q_material *mb = q_material_get(b->bodies.data[slot_b].material);
+    double fa = ma ? ma->friction : 0.6, fb = mb ? mb->friction : 0.6;
+    c->friction = sqrt(fa * fb);
+    c->restitution = fmax(ma ? ma->restitution : 0, mb ? mb->restitution : 0);
+
+    const q_constraint *prev = bsearch(c, b->previous.data, b->previous.count, sizeof *c, compare_constraint);
+    c->was_touching = prev && prev->touching;
+    const q_body *A = side(b, a), *B = side(b, slot_b);
+    const double *xa = a == Q_TERRAIN ? ground.x : b->bodies.data[a].x;
+    const double *xb = b->bodies.data[slot_b].x;
+    double match_distance = Q_LINEAR_SLOP + 0.01 * b->bodies.data[slot_b].radius;
+    c->count = m->count;
+    for (uint32_t k = 0; k < m->count; k++) {
+        const q_contact_point *mp = &m->points[k];
+        q_contact *p = &c->points[k];
+        p->id = mp->id;
+        v3_sub(p->ra, mp->position, xa);
+        v3_sub(p->rb, mp->position, xb);
+        quat_rotate_inv(A->q, p->ra, p->ra_local);
+        quat_rotate_inv(B->q, p->rb, p->rb_local);
+        double d[3];
+        v3_sub(d, p->rb, p->ra);
+        p->separation = mp->separation - v3_dot(d, c->normal);
+        double k_n = inv_mass_along(A, p->ra, c->normal) + inv_mass_along(B, p->rb, c->normal);
+        double k_1 = inv_mass_along(A, p->ra, c->t1) + inv_mass_along(B, p->rb, c->t1);
+        double k_2 = inv_mass_along(A, p->ra, c->t2) + inv_mass_along(B, p->rb, c->t2);
+        p->normal_mass = k_n > 0 ? 1 / k_n : 0;
+        p->tangent_mass[0] = k_1 > 0 ? 1 / k_1 : 0;
+        p->tangent_mass[1] = k_2 > 0 ? 1 / k_2 : 0;
+        double dv[3];
+        relative_velocity(A, B, p, dv);
+        p->relative_velocity = v3_dot(dv, c->normal);
+        const q_contact *match = prev ? previous_point(prev, p, match_distance) : NULL;
+        if (match) {
+            p->normal_impulse = match->normal_impulse;
+            p->tangent_impulse[0] = match->tangent_impulse[0];
+            p->tangent_impulse[1] = match->tangent_impulse[1];
+        }
+    }
+}
+
+typedef struct pair_job {
+    q_bodies *b;
+    size_t per_job;
+} pair_job;
+
+static void collide_pairs(void *ctx, int index)
+{
+    pair_job *job = ctx;
+    q_bodies *b = job->b;
+    size_t end = (size_t)(index + 1) * job->per_job;
+    if (end > b->pairs.count)
+        end = b->pairs.count;
+    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
+        const q_body *A = &b->bodies.data[b->pairs.data[i].a], *B = &b->bodies.data[b->pairs.data[i].b];
+        q_xform ta = q_body_frame(A), tb = q_body_frame(B);
+        b->pair_counts.data[i] = q_collide_shapes(A->shape, &ta, B->shape, &tb, A->margin + B->margin,
+                                                  &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS], Q_PAIR_MANIFOLDS);
+    }
+}
+
+static void collide_terrain(q_bodies *b)
+{
+    b->terrain_constraints = 0;
+    if (!q_array_reserve(&b->terrain_scratch, Q_TERRAIN_MANIFOLDS))
+        return;
+    for (uint32_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (!moving(o) || !q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid)
+            continue;
+        q_xform t = q_body_frame(o);
+        size_t n = q_collide_terrain(b->tp, o->shape, &t, o->margin, b->terrain_scratch.data, Q_TERRAIN_MANIFOLDS);
+        for (size_t k = 0; k < n; k++) {
+            const q_terrain_manifold *tm = &b->terrain_scratch.data[k];
+            q_constraint_key key = {body_key(b, i), q_phys_key(tm->cx, tm->cy, tm->cz), tm->m.key};
+            add_constraint(b, Q_TERRAIN, i, &tm->m, key, tm->material);
+            b->terrain_constraints++;
+        }
+    }
+}
+
+void q_bodies_collide(q_bodies *b)
+{
+    /* Last step's constraints, sorted by key, for warm starting. */
+    q_constraint *swap = b->previous.data;
+    size_t swap_cap = b->previous.capacity;
+    b->previous.data = b->constraints.data;
+    b->previous.count = b->constraints.count;
+    b->previous.capacity = b->constraints.capacity;
+    b->constraints.data = swap;
+    b->constraints.capacity = swap_cap;
+    b->constraints.count = 0;
+    qsort(b->previous.data, b->previous.count, sizeof(q_constraint), compare_constraint);
+
+    collide_terrain(b);
+
+    size_t n = b->pairs.count;
+    if (n == 0 || !q_array_reserve(&b->pair_manifolds, n * Q_PAIR_MANIFOLDS) ||
+        !q_array_reserve(&b->pair_counts, n))
+        return;
+    pair_job job = {b, 32};
+    q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_pairs, &job);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a = b->pairs.data[i].a, s = b->pairs.data[i].b;
+        for (int k = 0; k < b->pair_counts.data[i]; k++) {
+            const q_manifold *m = &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS + (size_t)k];
+            q_constraint_key key = {body_key(b, a), body_key(b, s), m->key};
+            add_constraint(b, a, s, m, key, b->bodies.data[s].material);
+        }
+    }
+}
+
+/* ---- the solver ---- */
+
+typedef struct softness {
+    double bias_rate, mass_scale, impulse_scale;
+} softness;
+
+static softness make_softness(double hertz, double zeta, double h)
+{
+    if (hertz == 0)
+        return (softness){0, 1, 0};
+    double omega = 2 * M_PI * hertz;
+    double a1 = 2 * zeta + h * omega, a2 = h * omega * a1, a3 = 1 / (1 + a2);
+    return (softness){omega / a1, a2 * a3, a3};
+}
+
+static void apply(q_body *A, q_body *B, const q_contact *p, const double impulse[3])
+{
+    double t[3], dw[3];
+    v3_madd(A->v, impulse, -A->inv_mass);
+    v3_cross(t, p->ra, impulse);
+    m3_mul_v(A->inv_inertia, t, dw);
+    v3_sub(A->w, A->w, dw);
+    v3_madd(B->v, impulse, B->inv_mass);
+    v3_cross(t, p->rb, impulse);
+    m3_mul_v(B->inv_inertia, t, dw);
+    v3_add(B->w, B->w, dw);
+}
+
+static void warm_start(q_bodies *b, q_constraint *c)
+{
+    q_body *A = side(b, c->a), *B = side(b, c->b);
+    for (uint32_t k = 0; k < c->count; k++) {
+        const q_contact *p = &c->points[k];
+        double P[3];
+        v3_scale(P, c->normal, p->normal_impulse);
+        v3_madd(P, c->t1, p->tangent_impulse[0]);
+        v3_madd(P, c->t2, p->tangent_impulse[1]);
+        apply(A, B, p, P);
+    }
+}
+
+/* Current separation of a point: the step-start value moved with the
+ * bodies' displacement and rotation since. */
+static double current_separation(const q_body *A, const q_body *B, const q_constraint *c, const q_contact *p)
+{
+    double pa[3], pb[3], d[3];
+    quat_rotate(A->q, p->ra_local, pa);
+    quat_rotate(B->q, p->rb_local, pb);
+    for (int i = 0; i < 3; i++)
+        d[i] = (B->x[i] - B->x0[i]) - (A->x[i] - A->x0[i]) + pb[i] - pa[i];
+    return v3_dot(d, c->normal) + p->separation;
+}
+
+static void solve_constraint(q_bodies *b, q_constraint *c, softness soft, double inv_h, bool use_bias)
+{
+    q_body *A = side(b, c->a), *B = side(b, c->b);
+    /* Gauss-Seidel over the points favours the first one solved; the relax
+     * pass runs them backwards so a flat face's points pull evenly. */
+    for (uint32_t i = 0; i < c->count; i++) {
+        q_contact *p = &c->points[use_bias ? i : c->count - 1 - i];
+        double s = current_separation(A, B, c, p);
+        double bias = 0, mass_scale = 1, impulse_scale = 0;
+        if (s > 0) {
+            bias = s * inv_h; /* speculative: may close the gap, no more */
+        } else if (use_bias) {
+            bias = fmax(soft.bias_rate * s, -MAX_PUSH_SPEED);
+            mass_scale = soft.mass_scale;
+            impulse_scale = soft.impulse_scale;
+        }
+        double dv[3];
+        relative_velocity(A, B, p, dv);
+        double vn = v3_dot(dv, c->normal);
+        double impulse = -p->normal_mass * mass_scale * (vn + bias) - impulse_scale * p->normal_impulse;
+        double next = fmax(p->normal_impulse + impulse, 0);
+        impulse = next - p->normal_impulse;
+        p->normal_impulse = next;
+        p->max_normal_impulse = fmax(p->max_normal_impulse, impulse);
+        double P[3];
+        v3_scale(P, c->normal, impulse);
+        apply(A, B, p, P);
+    }
+    for (uint32_t i = 0; i < c->count; i++) {
+        q_contact *p = &c->points[use_bias ? i : c->count - 1 - i];
+        double limit = c->friction * p->normal_impulse;
+        for (int t = 0; t < 2; t++) {
+            const double *dir = t == 0 ? c->t1 : c->t2;
+            double dv[3];
+            relative_velocity(A, B, p, dv);
+            double impulse = -p->tangent_mass[t] * v3_dot(dv, dir);
+            double next = fmax(-limit, fmin(limit, p->tangent_impulse[t] + impulse));
+            impulse = next - p->tangent_impulse[t];
+            p->tangent_impulse[t] = next;
+            double P[3];
+            v3_scale(P, dir, impulse);
+            apply(A, B, p, P);
+        }
+    }
+}
+
+static void restitution(q_bodies *b, q_constraint *c)
+{
+    if (c->restitution == 0)
+        return;
+    q_body *A = side(b, c->a), *B = side(b, c->b);
+    for (uint32_t k = 0; k < c->count; k++) {
+        q_contact *p = &c->points[k];
+        if (p->relative_velocity > -Q_RESTITUTION_SPEED || p->max_normal_impulse == 0)
+            continue;
+        double dv[3];
+        relative_velocity(A, B, p, dv);
+        double vn = v3_dot(dv, c->normal);
+        double impulse = -p->normal_mass * (vn + c->restitution * p->relative_velocity);
+        double next = fmax(p->normal_impulse + impulse, 0);
+        impulse = next - p->normal_impulse;
+        p->normal_impulse = next;
+        p->total_normal_impulse += impulse;
+        double P[3];
+        v3_scale(P, c->normal, impulse);
+        apply(A, B, p, P);
+    }
+}
+
+static void integrate_velocities(q_bodies *b, double h)
+{
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (!moving(o))
+            continue;
+        double dw[3];
+        v3_madd(o->v, b->gravity, h);
+        v3_madd(o->v, o->force, h * o->inv_mass);
+        m3_mul_v(o->inv_inertia, o->torque, dw);
+        v3_madd(o->w, dw, h);
+    }
+}
+
+static void integrate_positions(q_bodies *b, double h)
+{
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (!moving(o))
+            continue;
+        /* At most a quarter turn per substep: beyond it the linearised
+         * rotation below is meaningless. */
+        double wl = v3_len(o->w);
+        if (wl * h > 0.25 * M_PI)
+            v3_scale(o->w, o->w, 0.25 * M_PI / (wl * h));
+        v3_madd(o->x, o->v, h);
+        double wq[4] = {o->w[0], o->w[1], o->w[2], 0}, dq[4];
+        quat_mul(dq, wq, o->q);
+        for (int k = 0; k < 4; k++)
+            o->q[k] += 0.5 * h * dq[k];
+        quat_normalize(o->q);
+        double r[9];
+        quat_to_mat(o->q, r);
+        m3_rotate(r, o->inv_inertia_local, o->inv_inertia);
+    }
+}
+
+void q_bodies_solve(q_bodies *b, double dt)
+{
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (moving(o))
+            q_bodies_buoyancy(b, o, dt);
+    }
+    int n = b->substeps;
+    double h = dt / n, inv_h = 1 / h;
+    /* Stiff enough to hold stacks, soft enough for the substep to resolve. */
+    softness soft = make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h);
+    q_constraint *cs = b->constraints.data;
+    size_t count = b->constraints.count;
+    for (int sub = 0; sub < n; sub++) {
+        integrate_velocities(b, h);
+        for (size_t i = 0; i < count; i++)
+            warm_start(b, &cs[i]);
+        for (size_t i = 0; i < count; i++)
+            solve_constraint(b, &cs[i], soft, inv_h, true);
+        integrate_positions(b, h);
+        for (size_t i = 0; i < count; i++) {
+            solve_constraint(b, &cs[i], soft, inv_h, false);
+            for (uint32_t k = 0; k < cs[i].count; k++)
+                cs[i].points[k].total_normal_impulse += cs[i].points[k].normal_impulse;
+        }
+    }
+    for (size_t i = 0; i < count; i++)
+        restitution(b, &cs[i]);
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        v3_set(o->force, 0, 0, 0);
+        v3_set(o->torque, 0, 0, 0);
+    }
+    /* Contacts that began this step become events. */
+    for (size_t i = 0; i < count; i++) {
+        q_constraint *c = &cs[i];
+        double impulse = 0, approach = 0, pos[3] = {0, 0, 0}, min_sep = INFINITY;
+        for (uint32_t k = 0; k < c->count; k++) {
+            const q_contact *p = &c->points[k];
+            impulse += p->total_normal_impulse;
+            approach = fmax(approach, -p->relative_velocity);
+            min_sep = fmin(min_sep, p->separation + v3_dot(p->rb, c->normal) - v3_dot(p->ra, c->normal));
+            double at[3];
+            v3_add(at, b->bodies.data[c->b].x0, p->rb);
+            v3_madd(pos, at, 1.0 / c->count);
+        }
+        c->touching = impulse > 0 || min_sep < Q_LINEAR_SLOP;
+        if (!c->touching || c->was_touching)
+            continue;
+        q_contact_event e;
+        memset(&e, 0, sizeof e);
+        v3_copy(e.position, pos);
+        e.impulse = impulse;
+        e.speed = approach;
+        e.material = c->material;
+        if (c->a == Q_TERRAIN) {
+            e.a = (q_handle){c->b + 1, b->handles.generations[c->b]};
+            v3_copy(e.normal, c->normal);
+        } else {
+            e.a = (q_handle){c->a + 1, b->handles.generations[c->a]};
+            e.b = (q_handle){c->b + 1, b->handles.generations[c->b]};
+            v3_scale(e.normal, c->normal, -1);
+        }
+        q_array_push(&b->events, e);
+    }
+}
+
+/* ---- water ---- */
+
+static bool liquid(uint8_t material)
+{
+    const q_material *m = q_material_get(material);
+    return m && m->liquid;
+}
+
+/* Length of the vertical segment [y0, y0 + height] (metres) under the water
+ * surface of the voxel column at (x, z), and the water's density. The
+ * topmost water voxel near the segment sets the level: its floor plus its
+ * occupancy, so flat water gives the exact draft. */
+static double submerged_length(const q_bodies *b, double x, double y0, double height, double z, double *density)
+{
+    const q_terrain *t = b->tp->terrain;
+    double vs = b->voxel_size;
+    int32_t vx = (int32_t)floor(x / vs), vz = (int32_t)floor(z / vs);
+    int32_t top = (int32_t)floor((y0 + height) / vs) + 1, bottom = (int32_t)floor(y0 / vs) - 1;
+    for (int32_t vy = top; vy >= bottom; vy--) {
+        q_voxel v = q_terrain_get(t, vx, vy, vz);
+        if (v.occupancy == 0 || !liquid(v.material))
+            continue;
+        *density = q_material_get(v.material)->density;
+        double level = (vy + v.occupancy / 255.0) * vs;
+        return fmax(0, fmin(height, level - y0));
+    }
+    return 0;
+}
+
+void q_bodies_buoyancy(q_bodies *b, q_body *body, double dt)
+{
+    double g = v3_len(b->gravity);
+    if (!q_terrain_physics_broadphase(b->tp, body->min, body->max).water)
+        return;
+    double volume = 0, centroid[3] = {0, 0, 0}, density = 0;
+    double h = body->sample_height;
+    for (uint32_t i = 0; i < body->sample_count; i++) {
+        double p[3], rho = 0;
+        quat_rotate(body->q, body->samples[i], p);
+        v3_add(p, p, body->x);
+        double f = submerged_length(b, p[0], p[1] - 0.5 * h, h, p[2], &rho) / h;
+        if (f <= 0)
+            continue;
+        double vol = f * body->samples[i][3];
+        volume += vol;
+        density += rho * vol;
+        /* The submerged part of the cell is its lower fraction f. */
+        p[1] += 0.5 * h * (f - 1);
+        v3_madd(centroid, p, vol);
+    }
+    if (volume <= 0)
+        return;
+    density /= volume;
+    v3_scale(centroid, centroid, 1 / volume);
+    double force[3], r[3], torque[3];
+    v3_scale(force, b->gravity, g > 0 ? -density * volume : 0);
+    v3_add(body->force, body->force, force);
+    v3_sub(r, centroid, body->x);
+    v3_cross(torque, r, force);
+    v3_add(body->torque, body->torque, torque);
+    double keep = fmax(0, 1 - WATER_DRAG * (volume / body->volume) * dt);
+    v3_scale(body->v, body->v, keep);
+    v3_scale(body->w, body->w, keep);
+}
+
+/* ---- islands and sleep ---- */
+
+static uint32_t find_root(uint32_t *parent, uint32_t i)
+{
+    while (parent[i] != i) {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    return i;
+}
+
+void q_bodies_sleep(q_bodies *b, double dt)
+{
+    size_t n = b->bodies.count;
+    if (!q_array_reserve(&b->parent, n))
+        return;
+    uint32_t *parent = b->parent.data;
+    for (uint32_t i = 0; i < n; i++) {
+        parent[i] = i;
+        q_body *o = &b->bodies.data[i];
+        if (!moving(o))
+            continue;
+        if (v3_len(o->v) < Q_SLEEP_LINEAR && v3_len(o->w) < Q_SLEEP_ANGULAR)
+            o->sleep_time += dt;
+        else
+            o->sleep_time = 0;
+    }
+    /* Bodies in touch form islands; the terrain and static bodies do not join them. */
+    for (size_t i = 0; i < b->constraints.count; i++) {
+        const q_constraint *c = &b->constraints.data[i];
+        if (c->a == Q_TERRAIN || !c->touching || !moving(&b->bodies.data[c->a]) ||
+            !moving(&b->bodies.data[c->b]))
+            continue;
+        uint32_t ra = find_root(parent, c->a), rb = find_root(parent, c->b);
+        if (ra != rb)
+            parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
+    }
+    /* An island sleeps when its most restless body has been still long
+     * enough: the shortest sleep time of each island is gathered at its root. */
+    if (!q_array_reserve(&b->least, n))
+        return;
+    double *least = b->least.data;
+    for (uint32_t i = 0; i < n; i++)
+        least[i] = INFINITY;
+    for (uint32_t i = 0; i < n; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (moving(o)) {
+            uint32_t r = find_root(parent, i);
+            least[r] = fmin(least[r], o->sleep_time);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        q_body *o = &b->bodies.data[i];
+        uint32_t r = find_root(parent, i);
+        if (!moving(o) || !(least[r] >= Q_SLEEP_TIME))
+            continue;
+        o->sleeping = true;
+        o->island = b->next_island + r;
+        v3_set(o->v, 0, 0, 0);
+        v3_set(o->w, 0, 0, 0);
+        b->awake--;
+    }
+    b->next_island += (uint32_t)n;
+    if (b->next_island > UINT32_MAX / 2)
+        b->next_island = 1;
+}
