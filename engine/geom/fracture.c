@@ -775,7 +775,7 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
         }
     }
     char verr[128];
-    vor = q_voronoi_compute(f->sites, n, blo, bhi, verr, sizeof verr);
+    vor = (p->cells ? p->cells : q_voronoi_compute)(f->sites, n, blo, bhi, verr, sizeof verr);
     if (!vor) {
         snprintf(err, errlen, "%s", verr);
         fail = err;

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "geom/voronoi.h"
 #include "mesh/mesh.h"
 
 #define Q_FRACTURE_MAX_PIECES 4096
@@ -32,6 +33,8 @@ typedef struct q_fracture_params {
     const double *points;  /* optional: pieces explicit sites (x, y, z), used
                               instead of generated ones; must lie within the
                               bounds (padded by 1e-3 of the diagonal) */
+    q_voronoi_gpu_fn cells; /* optional: computes the cells instead of
+                              q_voronoi_compute (e.g. q_voronoi_gpu) */
 } q_fracture_params;
 
 q_fracture_params q_default_fracture_params(void);

@@ -63,6 +63,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->pair_counts);
     q_array_free(&b->terrain_scratch);
     q_array_free(&b->events);
+    q_array_free(&b->breakages);
     q_array_free(&b->parent);
     q_array_free(&b->least);
     q_handle_pool_free(&b->handles);
@@ -605,6 +606,7 @@ static void guard_body(q_body *body)
 void q_bodies_step(q_bodies *b, double dt)
 {
     b->events.count = 0;
+    b->breakages.count = 0;
     wake_for_edits(b);
     double t0 = now_ms();
     q_bodies_find_pairs(b, dt);

@@ -153,6 +153,44 @@ bool q_bodies_raycast(const q_bodies *b, const double origin[3], const double di
                       double normal[3]);
 size_t q_bodies_overlap(const q_bodies *b, const q_collider *shape, const q_xform *t, q_handle *out, size_t cap);
 
+/* ---- shattering (shatter.c) ---- */
+
+typedef struct q_shatter_params {
+    int pieces;          /* Voronoi sites, 1..Q_FRACTURE_MAX_PIECES (default 16) */
+    uint64_t seed;       /* site generator seed (default 1) */
+    bool has_at;         /* sites cluster around at (a world point) */
+    double at[3];
+    double burst;        /* N s, >= 0: spread over the fragments, pushing each
+                            straight away from at (or the centre of mass) */
+    double impulse[3];   /* N s: one impulse shared by all fragments in
+                            proportion to their mass */
+    bool gpu;            /* cells from q_voronoi_gpu (geom/voronoi.h) */
+} q_shatter_params;
+q_shatter_params q_default_shatter_params(void);
+
+/* Replaces a dynamic body by fragment bodies (geom/fracture.h): its shape's
+ * triangles are cut by Voronoi cells; convex fragments become hulls, others
+ * compounds of their convex decomposition. Fragments keep the material, the
+ * name and the motion of the part of the body they were (v + w x r), so
+ * mass and momentum are conserved before burst and impulse; fragments too
+ * small to hold a hull (under 1e-9 of the body's volume) are dropped.
+ * Returns the number of fragments and writes up to cap handles; 0 with a
+ * message (body unchanged) on bad parameters, a static or stale body, or
+ * when the fracture fails. Not during q_bodies_step. */
+size_t q_body_shatter(q_bodies *b, q_handle h, const q_shatter_params *p, q_handle *out, size_t cap, char *err,
+                      size_t errlen);
+
+/* Bodies of brittle materials (voxel/material.h) whose contact impulse in
+ * the last step exceeded their material's strength, at most one entry per
+ * body, in event order: the body and the contact point. The world shatters
+ * them after the step (world.h). */
+typedef struct q_breakage {
+    q_handle body;
+    double at[3];
+    double impulse;
+} q_breakage;
+size_t q_bodies_breakages(const q_bodies *b, const q_breakage **out);
+
 /* Digest of every body's state (bits of position, rotation, velocities,
  * sleeping) in slot order. */
 uint64_t q_bodies_hash(const q_bodies *b);

@@ -102,6 +102,7 @@ struct q_bodies {
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch;
     Q_ARRAY(q_contact_event) events;
+    Q_ARRAY(q_breakage) breakages;
     Q_ARRAY(uint32_t) parent;         /* islands (union-find) */
     Q_ARRAY(double) least;            /* per island root: shortest sleep time */
     size_t terrain_constraints;

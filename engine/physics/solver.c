@@ -434,6 +434,30 @@ static void restitution(q_bodies *b, q_constraint *c)
     }
 }
 
+/* A brittle body whose contact impulse beat its strength: one entry per
+ * body, the strongest contact's. */
+static void note_breakage(q_bodies *b, uint32_t slot, const double at[3], double impulse)
+{
+    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]))
+        return;
+    const q_material *m = q_material_get(b->bodies.data[slot].material);
+    if (!m || !m->brittle || !(impulse > m->strength))
+        return;
+    q_handle h = {slot + 1, b->handles.generations[slot]};
+    for (size_t i = 0; i < b->breakages.count; i++) {
+        q_breakage *k = &b->breakages.data[i];
+        if (q_handle_equal(k->body, h)) {
+            if (impulse > k->impulse) {
+                v3_copy(k->at, at);
+                k->impulse = impulse;
+            }
+            return;
+        }
+    }
+    q_breakage k = {h, {at[0], at[1], at[2]}, impulse};
+    q_array_push(&b->breakages, k);
+}
+
 static void integrate_velocities(q_bodies *b, double h)
 {
     for (size_t i = 0; i < b->bodies.count; i++) {
@@ -518,6 +542,8 @@ void q_bodies_solve(q_bodies *b, double dt)
             v3_madd(pos, at, 1.0 / c->count);
         }
         c->touching = impulse > 0 || min_sep < Q_LINEAR_SLOP;
+        note_breakage(b, c->a, pos, impulse);
+        note_breakage(b, c->b, pos, impulse);
         if (!c->touching || c->was_touching)
             continue;
         q_contact_event e;

@@ -2,6 +2,7 @@
 #include "world/world.h"
 
 #include "core/alloc.h"
+#include "core/array.h"
 #include "core/jobs.h"
 #include "mesh/clipmap.h"
 #include "physics/bodies.h"
@@ -18,6 +19,9 @@ struct q_world {
     q_terrain *terrain;
     q_terrain_physics *physics;
     q_bodies *bodies;
+    Q_ARRAY(q_contact_event) contacts; /* of the last q_world_step call */
+    Q_ARRAY(q_shatter_event) shatters;
+    Q_ARRAY(q_handle) fragments;
     struct q_clipmap *clipmap; /* LOD state, made on first use (mesh/clipmap.h) */
     uint64_t frame;
     double accumulator;
@@ -73,6 +77,9 @@ void q_world_destroy(q_world *w)
         return;
     q_clipmap_destroy(w->clipmap);
     q_bodies_destroy(w->bodies);
+    q_array_free(&w->contacts);
+    q_array_free(&w->shatters);
+    q_array_free(&w->fragments);
     q_terrain_physics_destroy(w->physics);
     q_terrain_destroy(w->terrain);
     q_jobs_destroy(w->jobs);
@@ -93,10 +100,69 @@ struct q_clipmap *q_world_clipmap(q_world *w)
     return w->clipmap;
 }
 
+/* Brittle bodies that broke in the step shatter now, around the contact
+ * that broke them, with sites seeded from the world's seed, the frame and
+ * the body, so equal runs break equally. */
+static void shatter_brittle(q_world *w)
+{
+    const q_breakage *br;
+    size_t n = q_bodies_breakages(w->bodies, &br);
+    double min_volume = Q_BRITTLE_MIN_VOLUME * pow(w->def.voxel_size, 3);
+    for (size_t i = 0; i < n; i++) {
+        q_body_state st;
+        const q_collider *shape = q_body_shape(w->bodies, br[i].body);
+        if (!shape || !q_body_get(w->bodies, br[i].body, &st) || q_collider_mass(shape).volume < min_volume)
+            continue;
+        q_shatter_params p = q_default_shatter_params();
+        p.pieces = Q_BRITTLE_PIECES;
+        p.seed = w->def.seed ^ (w->frame * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)br[i].body.index << 32);
+        p.has_at = true;
+        memcpy(p.at, br[i].at, sizeof p.at);
+        q_handle out[Q_BRITTLE_PIECES];
+        char err[128];
+        size_t made = q_body_shatter(w->bodies, br[i].body, &p, out, Q_BRITTLE_PIECES, err, sizeof err);
+        if (made == 0)
+            continue;
+        q_shatter_event e = {br[i].body, w->fragments.count, made, {p.at[0], p.at[1], p.at[2]}, br[i].impulse};
+        if (!q_array_reserve(&w->fragments, w->fragments.count + made) || !q_array_push(&w->shatters, e))
+            continue;
+        memcpy(w->fragments.data + w->fragments.count, out, made * sizeof *out);
+        w->fragments.count += made;
+    }
+}
+
+static void step_bodies(q_world *w)
+{
+    q_bodies_step(w->bodies, w->def.step);
+    const q_contact_event *ev;
+    size_t n = q_bodies_events(w->bodies, &ev);
+    if (q_array_reserve(&w->contacts, w->contacts.count + n)) {
+        memcpy(w->contacts.data + w->contacts.count, ev, n * sizeof *ev);
+        w->contacts.count += n;
+    }
+    shatter_brittle(w);
+}
+
+size_t q_world_contacts(const q_world *w, const q_contact_event **out)
+{
+    *out = w->contacts.data;
+    return w->contacts.count;
+}
+
+size_t q_world_shatters(const q_world *w, const q_shatter_event **out, const q_handle **fragments)
+{
+    *out = w->shatters.data;
+    *fragments = w->fragments.data;
+    return w->shatters.count;
+}
+
 int q_world_step(q_world *w, double dt)
 {
     if (!(isfinite(dt) && dt >= 0))
         return -1;
+    w->contacts.count = 0;
+    w->shatters.count = 0;
+    w->fragments.count = 0;
     /* Terrain edits made since the last step reach the broadphase now (the
      * queries also sync on their own, so an edit is never missed). */
     q_terrain_physics_sync(w->physics);
@@ -106,7 +172,7 @@ int q_world_step(q_world *w, double dt)
      * despite rounding in the accumulator. */
     while (w->accumulator >= w->def.step * (1 - 1e-9) && steps < Q_MAX_STEPS_PER_CALL) {
         w->accumulator -= w->def.step;
-        q_bodies_step(w->bodies, w->def.step);
+        step_bodies(w);
         w->frame++;
         steps++;
     }

@@ -54,6 +54,25 @@ struct q_jobs *q_world_jobs(q_world *w);
  * the steps run, or -1 for a bad dt. */
 #define Q_MAX_STEPS_PER_CALL 240
 int q_world_step(q_world *w, double dt);
+/* What the steps of the last q_world_step call produced (cleared by the
+ * next call): contacts that began (physics/bodies.h), in step order, and
+ * bodies of brittle materials that shattered because a contact impulse beat
+ * their material's strength. Handles in them may be stale by now (a body
+ * that shattered in a later step of the same call). */
+struct q_contact_event;
+size_t q_world_contacts(const q_world *w, const struct q_contact_event **out);
+typedef struct q_shatter_event {
+    q_handle body;       /* destroyed */
+    size_t first, count; /* its fragments: fragments[first .. first + count) */
+    double at[3];        /* the contact that broke it */
+    double impulse;
+} q_shatter_event;
+size_t q_world_shatters(const q_world *w, const q_shatter_event **out, const q_handle **fragments);
+/* Brittle bodies smaller than this (cubic voxels) no longer shatter on
+ * their own, so fragments of fragments stop somewhere; each break makes
+ * Q_BRITTLE_PIECES fragments. */
+#define Q_BRITTLE_MIN_VOLUME 0.001
+#define Q_BRITTLE_PIECES 12
 double q_world_time(const q_world *w);       /* frames * step */
 uint64_t q_world_frame(const q_world *w);    /* fixed steps run so far */
 /* Restores the clock (used by the loader). */

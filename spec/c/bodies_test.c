@@ -5,6 +5,7 @@
 #include "core/jobs.h"
 #include "physics/bodies.h"
 #include "physics/terrain_physics.h"
+#include "world/world.h"
 #include "voxel/material.h"
 #include "voxel/terrain.h"
 
@@ -181,6 +182,96 @@ static void test_determinism(void)
     report("the hash does not depend on the thread count", one == two && one == three);
 }
 
+static void test_shatter(void)
+{
+    scene s = make_scene(1, (q_terrain_kind)-1, false, 0);
+    char err[256];
+    double half[3] = {1, 0.5, 0.5};
+    q_body_def d = q_default_body_def();
+    d.shape = q_collider_box(half, err, sizeof err);
+    d.position[0] = 3, d.position[1] = 10, d.position[2] = -2;
+    d.velocity[0] = 3, d.velocity[1] = 1;
+    d.angular_velocity[1] = 2, d.angular_velocity[2] = 0.5;
+    q_handle h = q_body_create(s.bodies, &d, err, sizeof err);
+    q_body_state st;
+    q_body_get(s.bodies, h, &st);
+    double mass = st.mass, momentum[3], spin[3];
+    for (int a = 0; a < 3; a++)
+        momentum[a] = st.mass * st.velocity[a];
+    q_shatter_params p = q_default_shatter_params();
+    p.pieces = 16;
+    q_handle out[64];
+    size_t n = q_body_shatter(s.bodies, h, &p, out, 64, err, sizeof err);
+    double m = 0, mom[3] = {0, 0, 0}, worst_out = 0;
+    for (size_t i = 0; i < n; i++) {
+        q_body_state f;
+        q_body_get(s.bodies, out[i], &f);
+        m += f.mass;
+        for (int a = 0; a < 3; a++)
+            mom[a] += f.mass * f.velocity[a];
+        /* every fragment lies inside the box it came from */
+        double lo[3], hi[3];
+        q_xform t;
+        q_body_xform(s.bodies, out[i], &t);
+        q_collider_bounds(q_body_shape(s.bodies, out[i]), &t, lo, hi);
+        double box_lo[3] = {2, 9.5, -2.5}, box_hi[3] = {4, 10.5, -1.5};
+        for (int a = 0; a < 3; a++)
+            worst_out = fmax(worst_out, fmax(box_lo[a] - lo[a], hi[a] - box_hi[a]));
+    }
+    (void)spin;
+    double dm = 0;
+    for (int a = 0; a < 3; a++)
+        dm = fmax(dm, fabs(mom[a] - momentum[a]));
+    printf("# shatter: %zu fragments, mass %.6f of %.6f, momentum error %.3g, worst outside %.3g%s%s\n", n, m, mass, dm,
+           worst_out, n ? "" : ": ", n ? "" : err);
+    report("shatter makes 2..16 fragments and the body is gone", n >= 2 && n <= 16 && !q_body_valid(s.bodies, h));
+    report("fragments' masses add up to the body's (1e-6)", fabs(m - mass) < 1e-6 * mass);
+    /* fragments are float meshes: their centres are good to ~1e-8 */
+    report("fragments' momentum equals the body's (1e-6)", dm < 1e-6 * mass * 3);
+    report("fragments lie within the body's box", worst_out < 1e-9);
+    free_scene(&s);
+}
+
+static void test_brittle(void)
+{
+    q_material glass = q_default_material();
+    snprintf(glass.name, sizeof glass.name, "test_glass");
+    glass.brittle = true;
+    glass.strength = 200;
+    glass.density = 2500;
+    char err[256];
+    int id = q_material_define(&glass, err, sizeof err);
+    q_world_def wd = q_default_world_def();
+    wd.threads = 0;
+    q_world *w = q_world_create(&wd, err, sizeof err);
+    q_generate_def g = q_default_generate_def();
+    g.kind = Q_GEN_FLAT;
+    g.size[0] = g.size[2] = 64, g.size[1] = 32;
+    q_terrain_generate(q_world_terrain(w), &g, err, sizeof err);
+    double half[3] = {0.5, 0.5, 0.5};
+    q_body_def d = q_default_body_def();
+    d.shape = q_collider_box(half, err, sizeof err);
+    d.material = (uint8_t)id;
+    d.position[0] = 30, d.position[1] = 40, d.position[2] = 30;
+    q_handle h = q_body_create(q_world_bodies(w), &d, err, sizeof err);
+    size_t shattered = 0, fragments = 0;
+    for (int i = 0; i < 300 && !shattered; i++) {
+        q_world_step(w, wd.step);
+        const q_shatter_event *e;
+        const q_handle *fr;
+        shattered = q_world_shatters(w, &e, &fr);
+        if (shattered) {
+            fragments = e[0].count;
+            printf("# brittle: broke at frame %llu, impulse %.1f > strength %.0f, %zu fragments\n",
+                   (unsigned long long)q_world_frame(w), e[0].impulse, glass.strength, fragments);
+            shattered = q_handle_equal(e[0].body, h);
+        }
+    }
+    report("a brittle box dropped 16 m shatters on impact into Q_BRITTLE_PIECES or fewer fragments",
+           shattered && fragments >= 2 && fragments <= Q_BRITTLE_PIECES && !q_body_valid(q_world_bodies(w), h));
+    q_world_destroy(w);
+}
+
 int main(void)
 {
     test_free_fall();
@@ -188,6 +279,8 @@ int main(void)
     test_stack();
     test_float();
     test_determinism();
+    test_shatter();
+    test_brittle();
     printf("1..%d\n", test_no);
     return failures != 0;
 }
