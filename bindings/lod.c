@@ -56,7 +56,7 @@ static int world_set_viewer(lua_State *L)
 
 static void push_info(lua_State *L, const q_lod_result *r)
 {
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 10);
     lua_pushinteger(L, (lua_Integer)r->chunk_triangles);
     lua_setfield(L, -2, "chunk_triangles");
     lua_pushinteger(L, (lua_Integer)r->seam_triangles);
@@ -71,6 +71,14 @@ static void push_info(lua_State *L, const q_lod_result *r)
     lua_setfield(L, -2, "triangles_per_level");
     lua_pushinteger(L, (lua_Integer)r->remeshed_chunks);
     lua_setfield(L, -2, "remeshed_chunks");
+    lua_pushinteger(L, (lua_Integer)r->blocks);
+    lua_setfield(L, -2, "blocks");
+    lua_pushinteger(L, (lua_Integer)r->rebuilt_blocks);
+    lua_setfield(L, -2, "rebuilt_blocks");
+    lua_pushinteger(L, (lua_Integer)r->seams);
+    lua_setfield(L, -2, "seams");
+    lua_pushinteger(L, (lua_Integer)r->rebuilt_seams);
+    lua_setfield(L, -2, "rebuilt_seams");
 }
 
 static int push_result(lua_State *L, q_status st, q_lod_result *r, const char *err, int box_arg)
@@ -105,13 +113,33 @@ static q_box check_box(lua_State *L, int idx)
     return b;
 }
 
-/* world:lod_mesh([min, max]) -> Mesh, info: the active chunk meshes then the
- * seams for the viewer, over the voxel box (default: the terrain's bounds). */
+/* world:lod_mesh([min, max] [, {wait = false}]) or world:lod_mesh{wait = ...}
+ * -> Mesh, info: the active chunk meshes then the seams, over the voxel box
+ * (default: the terrain's bounds). Without wait it returns the last complete
+ * mesh of that box at once (info.current = false while a rebuild for the
+ * present viewer or terrain runs on the clipmap's worker thread, which this
+ * call starts when needed); it waits only when the box has no mesh yet.
+ * With wait = true it returns the mesh for the present viewer and terrain. */
 static int world_lod_mesh(lua_State *L)
 {
     q_world *w = ql_check_world(L, 1);
     q_box b;
-    if (lua_isnoneornil(L, 2)) {
+    int opt = 0;
+    if (lua_istable(L, 2) && lua_isnoneornil(L, 3)) {
+        opt = 2; /* a box needs both corners: one table is the options */
+        lua_settop(L, 2);
+    } else if (!lua_isnoneornil(L, 2)) {
+        b = check_box(L, 2);
+        opt = lua_isnoneornil(L, 4) ? 0 : 4;
+    }
+    bool wait = false;
+    if (opt) {
+        static const char *const fields[] = {"wait", NULL};
+        luaL_checktype(L, opt, LUA_TTABLE);
+        ql_check_fields(L, opt, fields);
+        ql_field_boolean(L, opt, opt, "wait", &wait);
+    }
+    if (opt == 2 || lua_isnoneornil(L, 2)) {
         if (!q_terrain_bounds(q_world_terrain(w), &b))
             b = (q_box){{0, 0, 0}, {0, 0, 0}};
         else
@@ -119,13 +147,34 @@ static int world_lod_mesh(lua_State *L)
                 b.min[a] -= 1;
                 b.max[a] += 1;
             }
-    } else
-        b = check_box(L, 2);
+    }
     q_clipmap *c = check_clipmap(L, w);
-    q_lod_result r;
     char err[256];
-    q_status st = q_clipmap_mesh(c, q_world_jobs(w), q_world_terrain(w), b, (float)q_world_get_def(w)->voxel_size, &r, err, sizeof err);
-    return push_result(L, st, &r, err, 3);
+    q_jobs *jobs = q_world_jobs(w);
+    const q_terrain *t = q_world_terrain(w);
+    float scale = (float)q_world_get_def(w)->voxel_size;
+    q_status st = q_clipmap_update(c, jobs, t, b, scale, wait, err, sizeof err);
+    q_clipmap_result res = q_clipmap_get(c);
+    if (st == Q_OK && (res.serial == 0 || memcmp(&res.box, &b, sizeof b) != 0)) {
+        st = q_clipmap_update(c, jobs, t, b, scale, true, err, sizeof err);
+        res = q_clipmap_get(c);
+    }
+    q_lod_result r = res.info;
+    r.mesh = NULL;
+    if (st == Q_OK && res.mesh && res.mesh->vertex_count) {
+        const q_mesh *m = res.mesh;
+        r.mesh = q_mesh_create(m->vertex_count, m->index_count, true, true);
+        if (!r.mesh)
+            return luaL_error(L, "out of memory");
+        memcpy(r.mesh->positions, m->positions, 3 * m->vertex_count * sizeof(float));
+        memcpy(r.mesh->normals, m->normals, 3 * m->vertex_count * sizeof(float));
+        memcpy(r.mesh->materials, m->materials, m->vertex_count);
+        memcpy(r.mesh->indices, m->indices, m->index_count * sizeof(uint32_t));
+    }
+    int n = push_result(L, st, &r, err, opt == 4 || opt == 0 ? 3 : 2);
+    lua_pushboolean(L, res.current);
+    lua_setfield(L, -2, "current");
+    return n;
 }
 
 typedef struct uniform_level {

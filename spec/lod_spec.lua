@@ -162,7 +162,7 @@ describe("clipmap LOD", function()
     for i = 1, 25 do
       local v = {rand(200) - 30, rand(120) - 10, rand(200) - 30}
       w:set_viewer(v, {distances = {6 + rand(20), 40, 60, 80}})
-      local m, info = w:lod_mesh()
+      local m, info = w:lod_mesh{wait = true}
       local open, nonman = edge_check(m)
       assert.are.equal(0, open, "crack for viewer " .. table.concat(v, ","))
       -- vertex clustering may pinch where a node holds two sheets; rare
@@ -204,11 +204,11 @@ describe("clipmap LOD", function()
     w.terrain:fill_region({0, 0, 0}, {128, 40, 64}, "rock")
     -- viewer over chunk x = 0: chunk x = 0 at LOD0, x = 1 at LOD1 (border at x = 32)
     w:set_viewer({10, 40, 20}, {distances = {20, 60, 200, 400}})
-    local before, info0 = w:lod_mesh()
+    local before, info0 = w:lod_mesh{wait = true}
     assert.are.equal(0, (edge_check(before)))
     assert.is_true(info0.triangles_per_level[1] > 0 and info0.triangles_per_level[2] > 0)
     w.terrain:carve_ball({32, 40, 20}, 6)
-    local after, info1 = w:lod_mesh()
+    local after, info1 = w:lod_mesh{wait = true}
     -- only the pieces the edit touched were remeshed, on both sides of x = 32
     assert.is_true(info1.remeshed_chunks >= 2 and info1.remeshed_chunks < info0.remeshed_chunks,
                    info1.remeshed_chunks .. " of " .. info0.remeshed_chunks)
@@ -217,12 +217,12 @@ describe("clipmap LOD", function()
     w2.terrain:fill_region({0, 0, 0}, {128, 40, 64}, "rock")
     w2.terrain:carve_ball({32, 40, 20}, 6)
     w2:set_viewer({10, 40, 20}, {distances = {20, 60, 200, 400}})
-    local fresh = w2:lod_mesh()
+    local fresh = w2:lod_mesh{wait = true}
     assert.are.equal(fresh:triangle_count(), after:triangle_count())
     assert.are.same(fresh:vertices(), after:vertices())
     -- a viewer move remeshes nothing at LOD0
     w:set_viewer({100, 40, 20})
-    local _, info2 = w:lod_mesh()
+    local _, info2 = w:lod_mesh{wait = true}
     assert.are.equal(0, info2.remeshed_chunks)
     local open, nonman = edge_check(after)
     assert.are.equal(0, open)
@@ -245,7 +245,7 @@ describe("clipmap LOD", function()
     local w = quarry.world.new{}
     w.terrain:fill_ball({40, 40, 40}, 20, "rock")
     w:set_viewer({0, 40, 40}, {distances = {10, 20, 40, 80}})
-    local m, info = w:lod_mesh()
+    local m, info = w:lod_mesh{wait = true}
     local s = w:stats()
     assert.are.equal(5, #s.lod_triangles)
     local sum = s.seam_triangles

@@ -1,19 +1,96 @@
-/* Clipmap level selection: see clipmap.h. */
+/* Clipmap level selection and background rebuilds: see clipmap.h. */
 #include "mesh/clipmap.h"
 
 #include "core/alloc.h"
+#include "core/jobs.h"
+#include "voxel/material.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
+
+/* What a mesh is built for: levels of the chunks [c0 - 1, c1] of the box
+ * (the chunks octree.c asks about), in x-fastest order. */
+typedef struct request {
+    q_box box;
+    float scale;
+    uint64_t version; /* of the world's terrain */
+    int8_t *levels;
+    size_t nlevels, cap;
+    int32_t lo[3], n[3];
+} request;
+
+typedef struct q_clipmap_state {
+    q_lod_cache *cache;
+    q_terrain *copy;     /* the worker's terrain: the world's at copy_version */
+    bool copy_valid;
+    uint64_t copy_version;
+    q_voxel *chunk_buf;  /* one chunk, for copying */
+    uint8_t *mat_buf, *occ_buf;
+
+    request want; /* of the last q_clipmap_update */
+    request job;  /* of the rebuild running or last run */
+    bool has_job, running;
+    atomic_bool done;
+    pthread_t thread;
+    q_lod_result job_out;
+    q_status job_st;
+    char job_err[256];
+
+    request pub; /* of the published mesh */
+    q_mesh *mesh;
+    uint64_t serial;
+} q_clipmap_state;
+
+static void request_free(request *r)
+{
+    if (r->levels)
+        q_free(r->levels, r->cap);
+    memset(r, 0, sizeof *r);
+}
+
+static bool request_copy(request *dst, const request *src)
+{
+    if (dst->cap < src->nlevels) {
+        int8_t *l = q_alloc(src->nlevels);
+        if (!l)
+            return false;
+        if (dst->levels)
+            q_free(dst->levels, dst->cap);
+        dst->levels = l;
+        dst->cap = src->nlevels;
+    }
+    int8_t *keep = dst->levels;
+    size_t cap = dst->cap;
+    *dst = *src;
+    dst->levels = keep;
+    dst->cap = cap;
+    if (src->nlevels)
+        memcpy(dst->levels, src->levels, src->nlevels);
+    return true;
+}
+
+static bool request_equal(const request *a, const request *b)
+{
+    return memcmp(&a->box, &b->box, sizeof a->box) == 0 && a->scale == b->scale && a->version == b->version &&
+           a->nlevels == b->nlevels && memcmp(a->lo, b->lo, sizeof a->lo) == 0 &&
+           (a->nlevels == 0 || memcmp(a->levels, b->levels, a->nlevels) == 0);
+}
 
 q_clipmap *q_clipmap_create(void)
 {
     q_clipmap *c = q_calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->cache = q_lod_cache_create();
-    if (!c->cache) {
-        q_free(c, sizeof *c);
+    c->state = q_calloc(1, sizeof *c->state);
+    if (c->state) {
+        c->state->cache = q_lod_cache_create();
+        atomic_init(&c->state->done, false);
+    }
+    if (!c->state || !c->state->cache) {
+        q_clipmap_destroy(c);
         return NULL;
     }
     for (int i = 0; i < Q_LOD_MAX_LEVEL; i++)
@@ -25,7 +102,24 @@ void q_clipmap_destroy(q_clipmap *c)
 {
     if (!c)
         return;
-    q_lod_cache_destroy(c->cache);
+    q_clipmap_state *s = c->state;
+    if (s) {
+        if (s->running) {
+            q_lod_cache_cancel(s->cache);
+            pthread_join(s->thread, NULL);
+            q_mesh_destroy(s->job_out.mesh);
+        }
+        q_lod_cache_destroy(s->cache);
+        q_terrain_destroy(s->copy);
+        q_free(s->chunk_buf, Q_CHUNK_VOXELS * sizeof(q_voxel));
+        q_free(s->mat_buf, Q_CHUNK_VOXELS);
+        q_free(s->occ_buf, Q_CHUNK_VOXELS);
+        request_free(&s->want);
+        request_free(&s->job);
+        request_free(&s->pub);
+        q_mesh_destroy(s->mesh);
+        q_free(s, sizeof *s);
+    }
     q_free(c, sizeof *c);
 }
 
@@ -61,18 +155,294 @@ int q_clipmap_level(const q_clipmap *c, const int32_t ch[3])
     return L;
 }
 
-static int level_cb(void *ud, const int32_t ch[3])
+static int32_t chunk_of(int32_t v)
 {
-    return q_clipmap_level(ud, ch);
+    return (int32_t)(v >= 0 ? v / Q_LOD_CHUNK : -((-(int64_t)v + Q_LOD_CHUNK - 1) / Q_LOD_CHUNK));
+}
+
+/* Fills s->want for box. An empty or out-of-limit box gets no levels (the
+ * build reports the box). */
+static bool make_request(q_clipmap *c, const q_terrain *t, q_box box, float scale)
+{
+    request *r = &c->state->want;
+    r->box = box;
+    r->scale = scale;
+    r->version = q_terrain_version(t);
+    r->nlevels = 0;
+    memset(r->lo, 0, sizeof r->lo);
+    memset(r->n, 0, sizeof r->n);
+    uint64_t n = 1;
+    for (int a = 0; a < 3; a++) {
+        if (box.min[a] >= box.max[a] || box.min[a] < -Q_TERRAIN_LIMIT + 2 || box.max[a] > Q_TERRAIN_LIMIT - 2)
+            return true;
+        r->lo[a] = chunk_of(box.min[a]) - 1;
+        r->n[a] = chunk_of(box.max[a] - 1) - r->lo[a] + 1;
+        n *= (uint64_t)r->n[a];
+    }
+    if (n > 8 * (uint64_t)Q_LOD_MAX_CHUNKS)
+        return true; /* refused by the build anyway */
+    if (r->cap < n) {
+        int8_t *l = q_alloc((size_t)n);
+        if (!l)
+            return false;
+        if (r->levels)
+            q_free(r->levels, r->cap);
+        r->levels = l;
+        r->cap = (size_t)n;
+    }
+    r->nlevels = (size_t)n;
+    size_t i = 0;
+    for (int32_t z = 0; z < r->n[2]; z++)
+        for (int32_t y = 0; y < r->n[1]; y++)
+            for (int32_t x = 0; x < r->n[0]; x++) {
+                int32_t ch[3] = {r->lo[0] + x, r->lo[1] + y, r->lo[2] + z};
+                r->levels[i++] = (int8_t)q_clipmap_level(c, ch);
+            }
+    return true;
+}
+
+static int job_level(void *ud, const int32_t ch[3])
+{
+    const request *r = ud;
+    size_t i = 0;
+    for (int a = 2; a >= 0; a--) {
+        int32_t d = ch[a] - r->lo[a];
+        if (d < 0 || d >= r->n[a])
+            return 0;
+        i = i * (size_t)r->n[a] + (size_t)d;
+    }
+    return r->levels[i];
+}
+
+/* ---- the worker's copy of the terrain ---- */
+
+static q_status copy_chunk(q_clipmap_state *s, const q_terrain *t, int32_t cx, int32_t cy, int32_t cz)
+{
+    if (!q_terrain_has_chunk(t, cx, cy, cz)) {
+        if (q_terrain_has_chunk(s->copy, cx, cy, cz))
+            return q_terrain_set_chunk(s->copy, cx, cy, cz, NULL, (q_voxel){Q_MATERIAL_AIR, 0});
+        return Q_OK;
+    }
+    q_box b = {{cx * Q_CHUNK_SIZE, cy * Q_CHUNK_SIZE, cz * Q_CHUNK_SIZE}, {0, 0, 0}};
+    for (int a = 0; a < 3; a++)
+        b.max[a] = b.min[a] + Q_CHUNK_SIZE;
+    char err[64];
+    q_status st = q_terrain_read(t, b, s->mat_buf, s->occ_buf, err, sizeof err);
+    if (st != Q_OK)
+        return st;
+    bool uniform = true;
+    for (int i = 0; i < Q_CHUNK_VOXELS; i++) {
+        s->chunk_buf[i] = (q_voxel){s->mat_buf[i], s->occ_buf[i]};
+        uniform = uniform && s->mat_buf[i] == s->mat_buf[0] && s->occ_buf[i] == s->occ_buf[0];
+    }
+    return q_terrain_set_chunk(s->copy, cx, cy, cz, uniform ? NULL : s->chunk_buf, s->chunk_buf[0]);
+}
+
+typedef struct change_list {
+    q_box *boxes;
+    size_t n, cap;
+    uint64_t chunks; /* chunks the boxes cover, counted with repeats */
+    bool failed;
+} change_list;
+
+static void collect_change(void *ud, q_box b, uint64_t version)
+{
+    (void)version;
+    change_list *l = ud;
+    if (l->failed)
+        return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        q_box *nb = q_realloc(l->boxes, l->cap * sizeof(q_box), cap * sizeof(q_box));
+        if (!nb) {
+            l->failed = true;
+            return;
+        }
+        l->boxes = nb;
+        l->cap = cap;
+    }
+    l->boxes[l->n++] = b;
+    uint64_t k = 1;
+    for (int a = 0; a < 3; a++)
+        k *= (uint64_t)((int64_t)chunk_of(b.max[a] - 1) - chunk_of(b.min[a]) + 1);
+    l->chunks += k;
+}
+
+/* Past this many chunks an update copies the whole terrain (whose uniform
+ * chunks cost nothing) rather than reading chunk by chunk. */
+#define COPY_ALL_CHUNKS 512
+
+/* Brings the copy to t's version; invalidates the cache where it changed. */
+static q_status sync_copy(q_clipmap_state *s, const q_terrain *t)
+{
+    uint64_t v = q_terrain_version(t);
+    if (s->copy_valid && v == s->copy_version)
+        return Q_OK;
+    if (!s->copy) {
+        s->copy = q_terrain_create(NULL);
+        s->chunk_buf = q_alloc(Q_CHUNK_VOXELS * sizeof(q_voxel));
+        s->mat_buf = q_alloc(Q_CHUNK_VOXELS);
+        s->occ_buf = q_alloc(Q_CHUNK_VOXELS);
+        if (!s->copy || !s->chunk_buf || !s->mat_buf || !s->occ_buf)
+            return Q_ERR_MEMORY;
+    }
+    change_list l = {0};
+    bool all = !s->copy_valid || !q_terrain_changes_since(t, s->copy_version, collect_change, &l) || l.failed ||
+               l.chunks > COPY_ALL_CHUNKS;
+    q_status st = Q_OK;
+    s->copy_valid = false;
+    if (all) {
+        q_terrain_clear(s->copy);
+        size_t n = q_terrain_chunk_count(t);
+        q_chunk_view *views = n ? q_alloc(n * sizeof *views) : NULL;
+        if (n && !views)
+            st = Q_ERR_MEMORY;
+        else {
+            q_terrain_chunk_views(t, views);
+            for (size_t i = 0; i < n && st == Q_OK; i++)
+                st = q_terrain_set_chunk(s->copy, views[i].cx, views[i].cy, views[i].cz, views[i].voxels,
+                                         views[i].uniform);
+            q_free(views, n * sizeof *views);
+        }
+        q_lod_cache_invalidate_all(s->cache);
+    } else {
+        for (size_t i = 0; i < l.n && st == Q_OK; i++) {
+            q_box b = l.boxes[i];
+            q_lod_cache_invalidate(s->cache, b);
+            for (int32_t cz = chunk_of(b.min[2]); cz <= chunk_of(b.max[2] - 1) && st == Q_OK; cz++)
+                for (int32_t cy = chunk_of(b.min[1]); cy <= chunk_of(b.max[1] - 1) && st == Q_OK; cy++)
+                    for (int32_t cx = chunk_of(b.min[0]); cx <= chunk_of(b.max[0] - 1) && st == Q_OK; cx++)
+                        st = copy_chunk(s, t, cx, cy, cz);
+        }
+    }
+    if (l.boxes)
+        q_free(l.boxes, l.cap * sizeof(q_box));
+    if (st == Q_OK) {
+        s->copy_valid = true;
+        s->copy_version = v;
+    }
+    return st;
+}
+
+/* ---- rebuilds ---- */
+
+static void run_job(q_clipmap_state *s, q_jobs *jobs)
+{
+    s->job_st = q_lod_build_cached(s->cache, jobs, s->copy, s->job.box, Q_SURFACE_SOLID, s->job.scale, job_level,
+                                   &s->job, &s->job_out, s->job_err, sizeof s->job_err);
+}
+
+static void *worker_main(void *arg)
+{
+    q_clipmap_state *s = arg;
+    run_job(s, NULL);
+    atomic_store(&s->done, true);
+    return NULL;
+}
+
+static void publish(q_clipmap *c)
+{
+    q_clipmap_state *s = c->state;
+    if (s->job_st != Q_OK || !request_copy(&s->pub, &s->job)) {
+        q_mesh_destroy(s->job_out.mesh);
+        s->job_out.mesh = NULL;
+        if (s->job_st == Q_OK) {
+            s->job_st = Q_ERR_MEMORY;
+            snprintf(s->job_err, sizeof s->job_err, "out of memory");
+        }
+        return;
+    }
+    q_mesh_destroy(s->mesh);
+    s->mesh = s->job_out.mesh;
+    c->last = s->job_out;
+    c->last.mesh = NULL;
+    s->job_out.mesh = NULL;
+    s->serial++;
+}
+
+static void join_worker(q_clipmap *c)
+{
+    q_clipmap_state *s = c->state;
+    pthread_join(s->thread, NULL);
+    s->running = false;
+    publish(c);
+}
+
+q_status q_clipmap_update(q_clipmap *c, q_jobs *jobs, const q_terrain *t, q_box box, float scale, bool wait,
+                          char *err, size_t errlen)
+{
+    q_clipmap_state *s = c->state;
+    if (s->running && atomic_load(&s->done))
+        join_worker(c);
+    if (!make_request(c, t, box, scale)) {
+        snprintf(err, errlen, "out of memory");
+        return Q_ERR_MEMORY;
+    }
+    if (s->running) {
+        if (!wait)
+            return Q_OK;
+        join_worker(c);
+    }
+    if (s->serial && request_equal(&s->pub, &s->want))
+        return Q_OK;
+    if (s->has_job && request_equal(&s->job, &s->want)) { /* this request failed: do not retry it */
+        snprintf(err, errlen, "%s", s->job_err);
+        return s->job_st;
+    }
+    q_status st = sync_copy(s, t);
+    if (st != Q_OK || !request_copy(&s->job, &s->want)) {
+        s->copy_valid = false;
+        snprintf(err, errlen, "out of memory");
+        return Q_ERR_MEMORY;
+    }
+    s->has_job = true;
+    memset(&s->job_out, 0, sizeof s->job_out);
+    if (!wait) {
+        atomic_store(&s->done, false);
+        if (pthread_create(&s->thread, NULL, worker_main, s) == 0) {
+            s->running = true;
+            return Q_OK;
+        }
+        /* no thread: build here */
+    }
+    run_job(s, jobs);
+    publish(c);
+    if (s->job_st != Q_OK)
+        snprintf(err, errlen, "%s", s->job_err);
+    return s->job_st;
+}
+
+q_clipmap_result q_clipmap_get(const q_clipmap *c)
+{
+    const q_clipmap_state *s = c->state;
+    q_clipmap_result r = {0};
+    r.mesh = s->mesh;
+    r.info = c->last;
+    r.box = s->pub.box;
+    r.serial = s->serial;
+    r.current = s->serial && request_equal(&s->pub, &s->want);
+    return r;
 }
 
 q_status q_clipmap_mesh(q_clipmap *c, struct q_jobs *jobs, const q_terrain *t, q_box box, float scale,
                         q_lod_result *out, char *err, size_t errlen)
 {
-    q_status st = q_lod_build_cached(c->cache, jobs, t, box, Q_SURFACE_SOLID, scale, level_cb, c, out, err, errlen);
-    if (st == Q_OK) {
-        c->last = *out;
-        c->last.mesh = NULL;
+    memset(out, 0, sizeof *out);
+    q_status st = q_clipmap_update(c, jobs, t, box, scale, true, err, errlen);
+    if (st != Q_OK)
+        return st;
+    *out = c->last;
+    const q_mesh *m = c->state->mesh;
+    if (m && m->vertex_count) {
+        out->mesh = q_mesh_create(m->vertex_count, m->index_count, true, true);
+        if (!out->mesh) {
+            snprintf(err, errlen, "out of memory");
+            return Q_ERR_MEMORY;
+        }
+        memcpy(out->mesh->positions, m->positions, 3 * m->vertex_count * sizeof(float));
+        memcpy(out->mesh->normals, m->normals, 3 * m->vertex_count * sizeof(float));
+        memcpy(out->mesh->materials, m->materials, m->vertex_count);
+        memcpy(out->mesh->indices, m->indices, m->index_count * sizeof(uint32_t));
     }
-    return st;
+    return Q_OK;
 }

@@ -1,13 +1,31 @@
 /* LOD meshes by clustering LOD0 vertices into chunk octree nodes: see
  * octree.h. Everything is keyed by integer cell coordinates, so the same
- * terrain and levels give the same mesh however the box is split. */
+ * terrain and levels give the same mesh however the box is split, in which
+ * order blocks were rebuilt or on how many threads.
+ *
+ * Three caches, each entry rebuilt only when what it was built from changed
+ * (compared by stamps, never by time):
+ *   piece  (chunk)  LOD0 leaves and triangles of the quads the chunk owns
+ *                   (dc.h ownership); stale after an edit near it.
+ *   block  (chunk)  the chunk's octree nodes at its level and its interior
+ *                   triangles; built from the leaves of its cells, which the
+ *                   pieces of chunk + {0,1}^3 hold (a quad owned at sample p
+ *                   joins cells p - {0,1} across its edge).
+ *   seam   (chunk M) the triangles joining nodes of different chunks whose
+ *                   componentwise smallest chunk is M: they come from the
+ *                   pieces of M + {0,1}^3 and join the blocks of M + {0,1}^3.
+ * A triangle's node triple fixes the chunks it touches, so opposite copies
+ * always meet in the same block or seam and cancel there as they would in one
+ * global pass. */
 #include "mesh/octree.h"
 
 #include "core/alloc.h"
 #include "core/jobs.h"
 #include "mesh/qef.h"
 
+#include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,7 +156,7 @@ static bool hmap_grow(hmap *m)
     return true;
 }
 
-/* ---- build ---- */
+/* ---- LOD0 leaves ---- */
 
 typedef struct leaf {
     int32_t cell[3];
@@ -147,32 +165,37 @@ typedef struct leaf {
     uint8_t material;
 } leaf;
 
-typedef struct node {
-    int32_t min[3]; /* first cell */
-    int level;
-    q_qef qef;
-    double nsum[3];
-    uint8_t material;
-    double leaf[3]; /* level 0: the leaf's own position */
-    uint32_t out;   /* output vertex */
-} node;
-
 static int32_t floor_div(int32_t a, int32_t b)
 {
     return (int32_t)(a >= 0 ? a / b : -((-(int64_t)a + b - 1) / b));
 }
 
-/* ---- LOD0 pieces (one per chunk of the box), cached between builds ---- */
+/* Offsets within a 2x2x2 group of chunks are coded in 3 bits, bit a set for
+ * +1 on axis a. Leaves of a piece lie in its chunk + {-1,0}^3: bucket b holds
+ * those at offset bit(b) - 1, so bucket 7 is the piece's own chunk. */
+#define OWN 7
+
+static int32_t bucket_offset(int b, int a)
+{
+    return ((b >> a) & 1) - 1;
+}
+
+/* ---- pieces: LOD0 of one chunk's quads ---- */
 
 typedef struct piece {
     int32_t chunk[3];
     q_box box;
     q_surface surface;
     bool valid;
-    leaf *leaves;
+    uint64_t stamp; /* new on every rebuild */
+    leaf *leaves;   /* sorted by bucket */
     size_t nleaves;
-    uint32_t *tris; /* local leaf indices, 3 per triangle */
+    uint32_t *tris; /* local leaf indices, 3 per triangle, sorted by group */
     size_t ntris;
+    /* leaves of bucket b: [lstart[b], lstart[b + 1]); triangles of group g:
+     * [tstart[g], tstart[g + 1]), g = OWN for triangles inside the chunk,
+     * else the seam chunk's offset coded as a bucket */
+    uint32_t lstart[9], tstart[9];
     q_status st;
 } piece;
 
@@ -185,12 +208,93 @@ static void piece_clear(piece *p)
     p->leaves = NULL;
     p->tris = NULL;
     p->nleaves = p->ntris = 0;
+    memset(p->lstart, 0, sizeof p->lstart);
+    memset(p->tstart, 0, sizeof p->tstart);
     p->valid = false;
+}
+
+static int leaf_bucket(const piece *p, const int32_t cell[3])
+{
+    int b = 0;
+    for (int a = 0; a < 3; a++) {
+        int32_t d = floor_div(cell[a], Q_LOD_CHUNK) - p->chunk[a];
+        assert(d == -1 || d == 0); /* quads join cells p - {0,1} (dc.h) */
+        b |= (d + 1) << a;
+    }
+    return b;
+}
+
+static int bucket_of_index(const piece *p, uint32_t li)
+{
+    int b = 0;
+    while (li >= p->lstart[b + 1])
+        b++;
+    return b;
+}
+
+/* Sorts the leaves by bucket and the triangles by group (counting sorts, so
+ * the order inside each stays dc.c's). */
+static bool piece_sort(piece *p, const q_dc_output *o)
+{
+    size_t nv = o->vertex_count, nt = o->index_count / 3;
+    uint32_t *remap = q_alloc((nv + 1) * sizeof(uint32_t));
+    uint8_t *tb = q_alloc(nt + 1);
+    if (!remap || !tb) {
+        q_free(remap, (nv + 1) * sizeof(uint32_t));
+        q_free(tb, nt + 1);
+        return false;
+    }
+    uint32_t count[9] = {0};
+    for (size_t v = 0; v < nv; v++) {
+        int b = leaf_bucket(p, &o->cells[3 * v]);
+        remap[v] = (uint32_t)b;
+        count[b + 1]++;
+    }
+    for (int b = 0; b < 8; b++)
+        count[b + 1] += count[b];
+    memcpy(p->lstart, count, sizeof count);
+    for (size_t v = 0; v < nv; v++) {
+        uint32_t at = count[remap[v]]++;
+        leaf *l = &p->leaves[at];
+        for (int a = 0; a < 3; a++) {
+            l->cell[a] = o->cells[3 * v + a];
+            l->pos[a] = (double)o->positions[3 * v + a] + o->origin[a];
+            l->normal[a] = o->normals[3 * v + a];
+        }
+        l->material = o->materials[v];
+        remap[v] = at;
+    }
+    uint32_t tc[9] = {0};
+    for (size_t t = 0; t < nt; t++) {
+        int32_t lo[3] = {0, 0, 0};
+        bool own = true;
+        for (int k = 0; k < 3; k++) {
+            int b = bucket_of_index(p, remap[o->indices[3 * t + k]]);
+            own = own && b == OWN;
+            for (int a = 0; a < 3; a++)
+                lo[a] = bucket_offset(b, a) < lo[a] ? bucket_offset(b, a) : lo[a];
+        }
+        int g = own ? OWN : (lo[0] + 1) | (lo[1] + 1) << 1 | (lo[2] + 1) << 2;
+        tb[t] = (uint8_t)g;
+        tc[g + 1]++;
+    }
+    for (int g = 0; g < 8; g++)
+        tc[g + 1] += tc[g];
+    memcpy(p->tstart, tc, sizeof tc);
+    for (size_t t = 0; t < nt; t++) {
+        uint32_t at = tc[tb[t]]++;
+        for (int k = 0; k < 3; k++)
+            p->tris[3 * at + k] = remap[o->indices[3 * t + k]];
+    }
+    q_free(remap, (nv + 1) * sizeof(uint32_t));
+    q_free(tb, nt + 1);
+    return true;
 }
 
 /* Meshes one piece with dc.c (its own buffers: runs on worker threads). */
 static void piece_build(const q_terrain *t, piece *p)
 {
+    piece_clear(p);
     /* Terrain chunks are 32^3 like ours: a piece whose chunk and neighbours
      * hold no voxel has no surface (it reads samples 2 beyond its box). */
     bool any = false;
@@ -198,7 +302,7 @@ static void piece_build(const q_terrain *t, piece *p)
         for (int dy = -1; dy <= 1 && !any; dy++)
             for (int dx = -1; dx <= 1 && !any; dx++)
                 any = q_terrain_has_chunk(t, p->chunk[0] + dx, p->chunk[1] + dy, p->chunk[2] + dz);
-    if (!any && Q_LOD_CHUNK == 32) {
+    if (!any && Q_LOD_CHUNK == Q_CHUNK_SIZE) {
         p->st = Q_OK;
         p->valid = true;
         return;
@@ -225,28 +329,11 @@ static void piece_build(const q_terrain *t, piece *p)
     if (p->st == Q_OK && o.vertex_count) {
         p->leaves = q_alloc(o.vertex_count * sizeof(leaf));
         p->tris = o.index_count ? q_alloc(o.index_count * sizeof(uint32_t)) : NULL;
-        if (!p->leaves || (o.index_count && !p->tris)) {
-            if (p->leaves)
-                q_free(p->leaves, o.vertex_count * sizeof(leaf));
-            if (p->tris)
-                q_free(p->tris, o.index_count * sizeof(uint32_t));
-            p->leaves = NULL;
-            p->tris = NULL;
+        p->nleaves = o.vertex_count;
+        p->ntris = o.index_count / 3;
+        if (!p->leaves || (o.index_count && !p->tris) || !piece_sort(p, &o)) {
+            piece_clear(p);
             p->st = Q_ERR_MEMORY;
-        } else {
-            for (size_t v = 0; v < o.vertex_count; v++) {
-                leaf *l = &p->leaves[v];
-                for (int a = 0; a < 3; a++) {
-                    l->cell[a] = o.cells[3 * v + a];
-                    l->pos[a] = (double)o.positions[3 * v + a] + o.origin[a];
-                    l->normal[a] = o.normals[3 * v + a];
-                }
-                l->material = o.materials[v];
-            }
-            if (o.index_count)
-                memcpy(p->tris, o.indices, o.index_count * sizeof(uint32_t));
-            p->nleaves = o.vertex_count;
-            p->ntris = o.index_count / 3;
         }
     }
     if (p->st == Q_OK)
@@ -254,32 +341,418 @@ static void piece_build(const q_terrain *t, piece *p)
     q_free(mem, bytes);
 }
 
-struct q_lod_cache {
-    piece *pieces;
+/* ---- cancelling triangles through nodes ---- */
+
+/* Appends the triangles in[0..n) (vertex ids, 3 each) to out after dropping
+ * collapsed ones and cancelling copies of opposite orientation: a vertex
+ * triple's net count of copies is kept, in order of first appearance. */
+static bool cancel_triangles(const uint32_t *in, size_t n, buf *out)
+{
+    hmap tmap;
+    buf net = {.elem = sizeof(int32_t)}, keyed = {.elem = 3 * sizeof(uint32_t)};
+    bool ok = hmap_init(&tmap, n / 2 + 16);
+    for (size_t i = 0; i < n && ok; i++) {
+        uint32_t v[3] = {in[3 * i], in[3 * i + 1], in[3 * i + 2]};
+        if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+            continue;
+        /* rotate the smallest first; then orientation is whether v1 < v2 */
+        while (v[0] > v[1] || v[0] > v[2]) {
+            uint32_t s0 = v[0];
+            v[0] = v[1];
+            v[1] = v[2];
+            v[2] = s0;
+        }
+        int sign = v[1] < v[2] ? 1 : -1;
+        hkey k = {{v[0], v[1] < v[2] ? v[1] : v[2], v[1] < v[2] ? v[2] : v[1], 0}};
+        bool found;
+        size_t s = hmap_slot(&tmap, &k, &found);
+        if (s == SIZE_MAX) {
+            ok = false;
+            break;
+        }
+        if (!found) {
+            int32_t *c = buf_push(&net);
+            uint32_t *kk = buf_push(&keyed);
+            if (!c || !kk) {
+                ok = false;
+                break;
+            }
+            *c = 0;
+            kk[0] = (uint32_t)k.k[0];
+            kk[1] = (uint32_t)k.k[1];
+            kk[2] = (uint32_t)k.k[2];
+            tmap.keys[s] = k;
+            tmap.vals[s] = (uint32_t)(net.n - 1);
+            tmap.count++;
+        }
+        ((int32_t *)net.p)[tmap.vals[s]] += sign;
+    }
+    for (size_t i = 0; i < net.n && ok; i++) {
+        int32_t c = ((int32_t *)net.p)[i];
+        const uint32_t *kk = (const uint32_t *)keyed.p + 3 * i;
+        for (int32_t r = 0; r < (c < 0 ? -c : c) && ok; r++) {
+            uint32_t *f = buf_push(out);
+            if (!f) {
+                ok = false;
+                break;
+            }
+            f[0] = kk[0];
+            f[1] = c > 0 ? kk[1] : kk[2];
+            f[2] = c > 0 ? kk[2] : kk[1];
+        }
+    }
+    buf_free(&net);
+    buf_free(&keyed);
+    hmap_free(&tmap);
+    return ok;
+}
+
+/* ---- blocks: one chunk's octree nodes at its level ---- */
+
+typedef struct block {
+    int32_t chunk[3];
+    q_surface surface;
+    bool valid;
+    int level;
+    float scale;
+    uint64_t deps[8]; /* stamps of the pieces of chunk + offset o (0: none) */
+    uint64_t stamp;   /* new on every rebuild */
+    size_t nnodes;
+    float *pos, *nrm; /* 3 per node, voxels * scale */
+    uint8_t *mat;
+    uint32_t *tris; /* interior triangles (node ids), copies repeated */
+    size_t ntris;
+    /* node of each leaf of bucket OWN ^ o of piece chunk + o (its leaves in
+     * this chunk), by index within that bucket */
+    uint32_t *map[8];
+    uint32_t nmap[8];
+    q_status st;
+} block;
+
+static void block_clear(block *b)
+{
+    if (b->pos)
+        q_free(b->pos, b->nnodes * 3 * sizeof(float));
+    if (b->nrm)
+        q_free(b->nrm, b->nnodes * 3 * sizeof(float));
+    if (b->mat)
+        q_free(b->mat, b->nnodes);
+    if (b->tris)
+        q_free(b->tris, b->ntris * 3 * sizeof(uint32_t));
+    for (int o = 0; o < 8; o++) {
+        if (b->map[o])
+            q_free(b->map[o], b->nmap[o] * sizeof(uint32_t));
+        b->map[o] = NULL;
+        b->nmap[o] = 0;
+    }
+    b->pos = b->nrm = NULL;
+    b->mat = NULL;
+    b->tris = NULL;
+    b->nnodes = b->ntris = 0;
+    b->valid = false;
+}
+
+typedef struct node {
+    int32_t min[3]; /* first cell */
+    q_qef qef;
+    double nsum[3];
+    uint8_t material;
+    double leaf[3]; /* level 0: the leaf's own position */
+} node;
+
+/* Leaves shared by neighbouring pieces are one leaf: same cell, same snapped
+ * position (dc.h: pieces give bit-identical vertices). */
+static hkey leaf_key(const leaf *l)
+{
+    hkey k = {{l->cell[0], l->cell[1], l->cell[2], 0}};
+    for (int a = 0; a < 3; a++) {
+        int64_t q = (int64_t)llround((l->pos[a] - l->cell[a] - 0.5) * Q_DC_GRID);
+        k.k[3] |= (q & 0xfffff) << (20 * a);
+    }
+    return k;
+}
+
+/* Builds block b at `level` from the pieces in[o] of chunk + o (NULL where
+ * none). Each leaf goes to its node (level 0: itself); a node's QEF is the sum
+ * of its leaves' planes, solved relative to the node and clamped to it. */
+static void block_build(block *b, piece *const in[8], int level, float scale)
+{
+    block_clear(b);
+    b->st = Q_ERR_MEMORY;
+    b->level = level;
+    b->scale = scale;
+    size_t total = 0;
+    for (int o = 0; o < 8; o++)
+        if (in[o])
+            total += in[o]->lstart[(OWN ^ o) + 1] - in[o]->lstart[OWN ^ o];
+    buf nodes = {.elem = sizeof(node)}, tris = {.elem = 3 * sizeof(uint32_t)}, mapped = {.elem = 3 * sizeof(uint32_t)};
+    hmap lmap = {0}, nmap = {0};
+    if (!hmap_init(&lmap, total + 16) || !hmap_init(&nmap, (level ? total >> (2 * level) : 0) + 16))
+        goto done;
+    for (int o = 0; o < 8; o++) {
+        const piece *p = in[o];
+        if (!p)
+            continue;
+        int bk = OWN ^ o;
+        uint32_t first = p->lstart[bk], n = p->lstart[bk + 1] - first;
+        if (!n)
+            continue;
+        b->map[o] = q_alloc(n * sizeof(uint32_t));
+        if (!b->map[o])
+            goto done;
+        b->nmap[o] = n;
+        for (uint32_t v = 0; v < n; v++) {
+            const leaf *l = &p->leaves[first + v];
+            hkey lk = leaf_key(l);
+            bool found;
+            size_t s = hmap_slot(&lmap, &lk, &found);
+            if (s == SIZE_MAX)
+                goto done;
+            if (found) {
+                b->map[o][v] = lmap.vals[s];
+                continue;
+            }
+            uint32_t id;
+            if (level == 0)
+                id = (uint32_t)nodes.n; /* leaves stay themselves (several per cell possible) */
+            else {
+                hkey nk = {{floor_div(l->cell[0], 1 << level), floor_div(l->cell[1], 1 << level),
+                            floor_div(l->cell[2], 1 << level), 0}};
+                bool nfound;
+                size_t ns = hmap_slot(&nmap, &nk, &nfound);
+                if (ns == SIZE_MAX)
+                    goto done;
+                if (!nfound) {
+                    nmap.keys[ns] = nk;
+                    nmap.vals[ns] = (uint32_t)nodes.n;
+                    nmap.count++;
+                }
+                id = nmap.vals[ns];
+            }
+            if (id == nodes.n) {
+                node *nd = buf_push(&nodes);
+                if (!nd)
+                    goto done;
+                memset(nd, 0, sizeof *nd);
+                for (int a = 0; a < 3; a++)
+                    nd->min[a] = level ? floor_div(l->cell[a], 1 << level) * (1 << level) : l->cell[a];
+                nd->material = l->material;
+                memcpy(nd->leaf, l->pos, sizeof nd->leaf);
+                q_qef_clear(&nd->qef);
+            }
+            node *nd = (node *)nodes.p + id;
+            double rp[3], nn[3];
+            for (int a = 0; a < 3; a++) {
+                rp[a] = l->pos[a] - (nd->min[a] + 0.5); /* relative to the node's first corner */
+                nn[a] = l->normal[a];
+                nd->nsum[a] += nn[a];
+            }
+            q_qef_add(&nd->qef, rp, nn);
+            lmap.keys[s] = lk;
+            lmap.vals[s] = id;
+            lmap.count++;
+            b->map[o][v] = id;
+        }
+    }
+    /* interior triangles: the chunk's own piece, group OWN (all in bucket OWN) */
+    if (in[0] && in[0]->tstart[OWN + 1] > in[0]->tstart[OWN]) {
+        const piece *p = in[0];
+        size_t t0 = p->tstart[OWN], nt = p->tstart[OWN + 1] - t0;
+        if (!buf_reserve(&mapped, nt))
+            goto done;
+        uint32_t *m = mapped.p;
+        for (size_t i = 0; i < 3 * nt; i++)
+            m[i] = b->map[0][p->tris[3 * t0 + i] - p->lstart[OWN]];
+        mapped.n = nt;
+        if (!cancel_triangles(m, nt, &tris))
+            goto done;
+    }
+    if (nodes.n) {
+        b->pos = q_alloc(nodes.n * 3 * sizeof(float));
+        b->nrm = q_alloc(nodes.n * 3 * sizeof(float));
+        b->mat = q_alloc(nodes.n);
+        b->nnodes = nodes.n;
+        if (!b->pos || !b->nrm || !b->mat)
+            goto done;
+        double size = (double)(1 << level);
+        for (size_t i = 0; i < nodes.n; i++) {
+            const node *nd = (const node *)nodes.p + i;
+            double v[3] = {0, 0, 0};
+            if (level)
+                q_qef_solve(&nd->qef, v);
+            double len = sqrt(nd->nsum[0] * nd->nsum[0] + nd->nsum[1] * nd->nsum[1] + nd->nsum[2] * nd->nsum[2]);
+            for (int a = 0; a < 3; a++) {
+                double l = v[a] < 0 ? 0 : v[a] > size ? size : v[a];
+                double p = level == 0 ? nd->leaf[a] : nd->min[a] + 0.5 + l; /* a leaf stays itself */
+                b->pos[3 * i + a] = (float)(p * scale);
+                b->nrm[3 * i + a] = len > 0 ? (float)(nd->nsum[a] / len) : 0.0f;
+            }
+            b->mat[i] = nd->material;
+        }
+    }
+    if (tris.n) {
+        b->tris = q_realloc(tris.p, tris.cap * tris.elem, tris.n * tris.elem);
+        if (!b->tris) {
+            b->tris = NULL;
+            goto done;
+        }
+        b->ntris = tris.n;
+        tris = (buf){.elem = 3 * sizeof(uint32_t)};
+    }
+    b->st = Q_OK;
+    b->valid = true;
+done:
+    if (b->st != Q_OK)
+        block_clear(b);
+    buf_free(&nodes);
+    buf_free(&tris);
+    buf_free(&mapped);
+    hmap_free(&lmap);
+    hmap_free(&nmap);
+}
+
+/* ---- seams: triangles joining the chunks of one 2x2x2 group ---- */
+
+typedef struct seam {
+    int32_t chunk[3]; /* M, the group's smallest chunk */
+    q_surface surface;
+    bool valid;
+    uint64_t deps[16]; /* stamps of the pieces, then of the blocks, of M + o */
+    uint32_t *tris;    /* node references: block offset o << 28 | node id */
+    size_t ntris;
+    q_status st;
+} seam;
+
+#define SEAM_SHIFT 28
+
+static void seam_clear(seam *s)
+{
+    if (s->tris)
+        q_free(s->tris, s->ntris * 3 * sizeof(uint32_t));
+    s->tris = NULL;
+    s->ntris = 0;
+    s->valid = false;
+}
+
+/* Seam triangles of group M from the pieces pin[o] of M + o, through the
+ * nodes of the blocks bin[o] of M + o. */
+static void seam_build(seam *sm, piece *const pin[8], block *const bin[8])
+{
+    seam_clear(sm);
+    sm->st = Q_ERR_MEMORY;
+    size_t total = 0;
+    /* o = 0 would be group OWN: a triangle whose smallest chunk is its own
+     * piece's lies inside that chunk */
+    for (int o = 1; o < 8; o++)
+        if (pin[o])
+            total += pin[o]->tstart[(OWN ^ o) + 1] - pin[o]->tstart[OWN ^ o];
+    buf mapped = {.elem = 3 * sizeof(uint32_t)}, tris = {.elem = 3 * sizeof(uint32_t)};
+    if (!buf_reserve(&mapped, total + 1))
+        goto done;
+    for (int o = 1; o < 8; o++) {
+        const piece *p = pin[o];
+        if (!p)
+            continue;
+        int g = OWN ^ o; /* the group at offset -o from the piece */
+        for (uint32_t t = p->tstart[g]; t < p->tstart[g + 1]; t++) {
+            uint32_t *m = (uint32_t *)mapped.p + 3 * mapped.n++;
+            for (int k = 0; k < 3; k++) {
+                uint32_t li = p->tris[3 * t + k];
+                int bk = bucket_of_index(p, li);
+                /* the leaf's chunk is the piece's + offset(bk), at M + slot */
+                int slot = 0;
+                for (int a = 0; a < 3; a++) {
+                    int s = ((o >> a) & 1) + bucket_offset(bk, a);
+                    assert(s == 0 || s == 1);
+                    slot |= s << a;
+                }
+                const block *b = bin[slot];
+                /* that block read this piece's bucket bk as its input OWN ^ bk */
+                assert(b && b->valid && b->map[OWN ^ bk]);
+                m[k] = (uint32_t)slot << SEAM_SHIFT | b->map[OWN ^ bk][li - p->lstart[bk]];
+            }
+        }
+    }
+    if (!cancel_triangles(mapped.p, mapped.n, &tris))
+        goto done;
+    if (tris.n) {
+        sm->tris = q_realloc(tris.p, tris.cap * tris.elem, tris.n * tris.elem);
+        if (!sm->tris)
+            goto done;
+        sm->ntris = tris.n;
+        tris = (buf){.elem = 3 * sizeof(uint32_t)};
+    }
+    sm->st = Q_OK;
+    sm->valid = true;
+done:
+    if (sm->st != Q_OK)
+        seam_clear(sm);
+    buf_free(&mapped);
+    buf_free(&tris);
+}
+
+/* ---- the cache ---- */
+
+/* Entries of one kind, found by (chunk, surface); pointers stay put. */
+typedef struct table {
+    void **items;
     size_t count, cap;
-    hmap index; /* (chunk, surface) -> piece */
-    /* leaves and triangles of the last build merged across pieces, reused
-     * while no piece was remeshed and the box is the same */
-    buf mleaves, mtris;
-    q_box mbox;
-    q_surface msurface;
-    bool mvalid;
-    uint64_t version;
-    bool has_version;
-    size_t last_remeshed;
+    hmap index;
+} table;
+
+struct q_lod_cache {
+    table pieces, blocks, seams;
+    uint64_t next_stamp;
+    atomic_bool cancel;
 };
+
+static bool table_init(table *t)
+{
+    memset(t, 0, sizeof *t);
+    return hmap_init(&t->index, 64);
+}
+
+/* Entry for (chunk, surface), made with `size` zero bytes when new; NULL when
+ * out of memory. *made tells whether it is new. */
+static void *table_get(table *t, const int32_t ch[3], q_surface s, size_t size, bool *made)
+{
+    hkey k = {{ch[0], ch[1], ch[2], (int64_t)s}};
+    bool found;
+    size_t slot = hmap_slot(&t->index, &k, &found);
+    *made = false;
+    if (slot == SIZE_MAX)
+        return NULL;
+    if (found)
+        return t->items[t->index.vals[slot]];
+    if (t->count == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 64;
+        void **n = q_realloc(t->items, t->cap * sizeof(void *), cap * sizeof(void *));
+        if (!n)
+            return NULL;
+        t->items = n;
+        t->cap = cap;
+    }
+    void *item = q_calloc(1, size);
+    if (!item)
+        return NULL;
+    t->index.keys[slot] = k;
+    t->index.vals[slot] = (uint32_t)t->count;
+    t->index.count++;
+    t->items[t->count++] = item;
+    *made = true;
+    return item;
+}
 
 q_lod_cache *q_lod_cache_create(void)
 {
     q_lod_cache *c = q_calloc(1, sizeof(q_lod_cache));
-    if (c) {
-        c->mleaves.elem = sizeof(leaf);
-        c->mtris.elem = 3 * sizeof(uint32_t);
-        if (!hmap_init(&c->index, 64)) {
-            hmap_free(&c->index);
-            q_free(c, sizeof *c);
-            return NULL;
-        }
+    if (!c)
+        return NULL;
+    c->next_stamp = 1;
+    atomic_init(&c->cancel, false);
+    if (!table_init(&c->pieces) || !table_init(&c->blocks) || !table_init(&c->seams)) {
+        q_lod_cache_destroy(c);
+        return NULL;
     }
     return c;
 }
@@ -288,27 +761,31 @@ void q_lod_cache_destroy(q_lod_cache *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->count; i++)
-        piece_clear(&c->pieces[i]);
-    if (c->pieces)
-        q_free(c->pieces, c->cap * sizeof(piece));
-    buf_free(&c->mleaves);
-    buf_free(&c->mtris);
-    hmap_free(&c->index);
+    for (size_t i = 0; i < c->pieces.count; i++) {
+        piece_clear(c->pieces.items[i]);
+        q_free(c->pieces.items[i], sizeof(piece));
+    }
+    for (size_t i = 0; i < c->blocks.count; i++) {
+        block_clear(c->blocks.items[i]);
+        q_free(c->blocks.items[i], sizeof(block));
+    }
+    for (size_t i = 0; i < c->seams.count; i++) {
+        seam_clear(c->seams.items[i]);
+        q_free(c->seams.items[i], sizeof(seam));
+    }
+    table *ts[3] = {&c->pieces, &c->blocks, &c->seams};
+    for (int i = 0; i < 3; i++) {
+        if (ts[i]->items)
+            q_free(ts[i]->items, ts[i]->cap * sizeof(void *));
+        hmap_free(&ts[i]->index);
+    }
     q_free(c, sizeof *c);
 }
 
-size_t q_lod_cache_remeshed(const q_lod_cache *c)
+void q_lod_cache_invalidate(q_lod_cache *c, q_box b)
 {
-    return c ? c->last_remeshed : 0;
-}
-
-static void invalidate_box(void *ud, q_box b, uint64_t version)
-{
-    (void)version;
-    q_lod_cache *c = ud;
-    for (size_t i = 0; i < c->count; i++) {
-        piece *p = &c->pieces[i];
+    for (size_t i = 0; i < c->pieces.count; i++) {
+        piece *p = c->pieces.items[i];
         bool hit = true;
         for (int a = 0; a < 3; a++) /* a piece reads samples 2 beyond its box; 3 for safety */
             if (b.max[a] + 3 <= p->box.min[a] || b.min[a] - 3 >= p->box.max[a])
@@ -318,49 +795,109 @@ static void invalidate_box(void *ud, q_box b, uint64_t version)
     }
 }
 
-typedef struct build_ctx {
-    const q_terrain *t;
-    piece **todo;
-} build_ctx;
-
-static void build_job(void *ctx, int i)
+void q_lod_cache_invalidate_all(q_lod_cache *c)
 {
-    build_ctx *b = ctx;
-    piece_build(b->t, b->todo[i]);
+    for (size_t i = 0; i < c->pieces.count; i++)
+        piece_clear(c->pieces.items[i]);
 }
 
-static piece *find_piece(q_lod_cache *c, const int32_t ch[3], q_box box, q_surface s)
+void q_lod_cache_cancel(q_lod_cache *c)
 {
-    hkey k = {{ch[0], ch[1], ch[2], (int64_t)s}};
-    bool found;
-    size_t slot = hmap_slot(&c->index, &k, &found);
-    if (slot == SIZE_MAX)
-        return NULL;
-    if (found) {
-        piece *p = &c->pieces[c->index.vals[slot]];
-        if (memcmp(&p->box, &box, sizeof box) != 0) {
-            piece_clear(p);
-            p->box = box;
-        }
-        return p;
-    }
-    if (c->count == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        piece *np = q_realloc(c->pieces, c->cap * sizeof(piece), cap * sizeof(piece));
-        if (!np)
+    atomic_store(&c->cancel, true);
+}
+
+/* ---- build ---- */
+
+/* The chunks of one build: pieces over [c0, c1], blocks and seams over
+ * [c0 - 1, c1] (a piece's quads reach the cells one below its box). */
+typedef struct range {
+    int32_t lo[3]; /* c0 - 1 */
+    int32_t n[3];
+    size_t count;
+    int32_t c0[3], c1[3];
+} range;
+
+static size_t range_index(const range *r, const int32_t ch[3])
+{
+    return ((size_t)(ch[2] - r->lo[2]) * (size_t)r->n[1] + (size_t)(ch[1] - r->lo[1])) * (size_t)r->n[0] +
+           (size_t)(ch[0] - r->lo[0]);
+}
+
+static void range_chunk(const range *r, size_t i, int32_t ch[3])
+{
+    ch[0] = r->lo[0] + (int32_t)(i % (size_t)r->n[0]);
+    ch[1] = r->lo[1] + (int32_t)(i / (size_t)r->n[0] % (size_t)r->n[1]);
+    ch[2] = r->lo[2] + (int32_t)(i / ((size_t)r->n[0] * (size_t)r->n[1]));
+}
+
+typedef struct build_ctx {
+    q_lod_cache *cache;
+    const q_terrain *t;
+    const range *r;
+    piece **pieces; /* per range index; NULL outside [c0, c1] */
+    block **blocks;
+    seam **seams;
+    const int8_t *levels;
+    float scale;
+    size_t *todo;  /* range indices of the blocks or seams of the current loop */
+    piece **ptodo; /* pieces of the current loop */
+} build_ctx;
+
+/* The entry at ch + o for o in {0,1}^3, or NULL outside the range. */
+static void *neighbour(const build_ctx *b, void **arr, const int32_t ch[3], int o)
+{
+    int32_t n[3];
+    for (int a = 0; a < 3; a++) {
+        n[a] = ch[a] + ((o >> a) & 1);
+        if (n[a] >= b->r->lo[a] + b->r->n[a])
             return NULL;
-        c->pieces = np;
-        c->cap = cap;
     }
-    c->index.keys[slot] = k;
-    c->index.vals[slot] = (uint32_t)c->count;
-    c->index.count++;
-    piece *p = &c->pieces[c->count++];
-    memset(p, 0, sizeof *p);
-    memcpy(p->chunk, ch, sizeof p->chunk);
-    p->box = box;
-    p->surface = s;
-    return p;
+    return arr[range_index(b->r, n)];
+}
+
+static void piece_job(void *ctx, int i)
+{
+    build_ctx *b = ctx;
+    piece *p = b->ptodo[i];
+    if (atomic_load(&b->cache->cancel)) {
+        p->st = Q_ERR_MEMORY;
+        return;
+    }
+    piece_build(b->t, p);
+}
+
+static void block_job(void *ctx, int i)
+{
+    build_ctx *b = ctx;
+    size_t ri = b->todo[i];
+    block *bk = b->blocks[ri];
+    if (atomic_load(&b->cache->cancel)) {
+        block_clear(bk);
+        bk->st = Q_ERR_MEMORY;
+        return;
+    }
+    piece *in[8];
+    for (int o = 0; o < 8; o++)
+        in[o] = neighbour(b, (void **)b->pieces, bk->chunk, o);
+    block_build(bk, in, b->levels[ri], b->scale);
+}
+
+static void seam_job(void *ctx, int i)
+{
+    build_ctx *b = ctx;
+    seam *sm = b->seams[b->todo[i]];
+    if (atomic_load(&b->cache->cancel)) {
+        seam_clear(sm);
+        sm->st = Q_ERR_MEMORY;
+        return;
+    }
+    piece *pin[8];
+    block *bin[8];
+    for (int o = 0; o < 8; o++) {
+        pin[o] = neighbour(b, (void **)b->pieces, sm->chunk, o);
+        bin[o] = neighbour(b, (void **)b->blocks, sm->chunk, o);
+    }
+    seam_build(sm, pin, bin);
 }
 
 q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float scale, q_lod_level_fn level, void *ud,
@@ -377,6 +914,94 @@ q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float sca
     return st;
 }
 
+/* Joins the blocks and seams of the range into one mesh: nodes that some
+ * triangle uses, numbered block by block in range order; interior triangles
+ * block by block, then seams. */
+static q_status assemble(const build_ctx *b, q_lod_result *out)
+{
+    const range *r = b->r;
+    size_t total = 0, ntris = 0;
+    size_t *base = q_alloc((r->count + 1) * sizeof(size_t));
+    if (!base)
+        return Q_ERR_MEMORY;
+    for (size_t i = 0; i < r->count; i++) {
+        base[i] = total;
+        total += b->blocks[i]->nnodes;
+        ntris += b->blocks[i]->ntris + b->seams[i]->ntris;
+        out->chunk_triangles += b->blocks[i]->ntris;
+        out->triangles_per_level[b->blocks[i]->level] += b->blocks[i]->ntris;
+        out->seam_triangles += b->seams[i]->ntris;
+    }
+    base[r->count] = total;
+    if (!ntris) {
+        q_free(base, (r->count + 1) * sizeof(size_t));
+        return Q_OK;
+    }
+    uint32_t *outid = q_alloc((total + 1) * sizeof(uint32_t));
+    if (!outid) {
+        q_free(base, (r->count + 1) * sizeof(size_t));
+        return Q_ERR_MEMORY;
+    }
+    memset(outid, 0, (total + 1) * sizeof(uint32_t));
+    /* mark used nodes (1), then number them */
+    for (size_t i = 0; i < r->count; i++) {
+        const block *bk = b->blocks[i];
+        for (size_t k = 0; k < 3 * bk->ntris; k++)
+            outid[base[i] + bk->tris[k]] = 1;
+        const seam *sm = b->seams[i];
+        for (size_t k = 0; k < 3 * sm->ntris; k++) {
+            uint32_t ref = sm->tris[k];
+            int32_t ch[3];
+            range_chunk(r, i, ch);
+            for (int a = 0; a < 3; a++)
+                ch[a] += (int32_t)((ref >> (SEAM_SHIFT + a)) & 1);
+            outid[base[range_index(r, ch)] + (ref & ((1u << SEAM_SHIFT) - 1))] = 1;
+        }
+    }
+    size_t nout = 0;
+    for (size_t i = 0; i < total; i++)
+        outid[i] = outid[i] ? (uint32_t)nout++ : UINT32_MAX;
+    q_mesh *m = q_mesh_create(nout, 3 * ntris, true, true);
+    if (!m) {
+        q_free(outid, (total + 1) * sizeof(uint32_t));
+        q_free(base, (r->count + 1) * sizeof(size_t));
+        return Q_ERR_MEMORY;
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const block *bk = b->blocks[i];
+        for (size_t v = 0; v < bk->nnodes; v++) {
+            uint32_t id = outid[base[i] + v];
+            if (id == UINT32_MAX)
+                continue;
+            memcpy(&m->positions[3 * id], &bk->pos[3 * v], 3 * sizeof(float));
+            memcpy(&m->normals[3 * id], &bk->nrm[3 * v], 3 * sizeof(float));
+            m->materials[id] = bk->mat[v];
+        }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < r->count; i++) {
+        const block *bk = b->blocks[i];
+        for (size_t k = 0; k < 3 * bk->ntris; k++)
+            m->indices[w++] = outid[base[i] + bk->tris[k]];
+    }
+    for (size_t i = 0; i < r->count; i++) {
+        const seam *sm = b->seams[i];
+        int32_t ch0[3];
+        range_chunk(r, i, ch0);
+        for (size_t k = 0; k < 3 * sm->ntris; k++) {
+            uint32_t ref = sm->tris[k];
+            int32_t ch[3];
+            for (int a = 0; a < 3; a++)
+                ch[a] = ch0[a] + (int32_t)((ref >> (SEAM_SHIFT + a)) & 1);
+            m->indices[w++] = outid[base[range_index(r, ch)] + (ref & ((1u << SEAM_SHIFT) - 1))];
+        }
+    }
+    out->mesh = m;
+    q_free(outid, (total + 1) * sizeof(uint32_t));
+    q_free(base, (r->count + 1) * sizeof(size_t));
+    return Q_OK;
+}
+
 q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t, q_box box, q_surface surface,
                             float scale, q_lod_level_fn level, void *ud, q_lod_result *out, char *err, size_t errlen)
 {
@@ -386,378 +1011,185 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
             snprintf(err, errlen, "box must satisfy min <= max within +-%d voxels", Q_TERRAIN_LIMIT - 2);
             return Q_ERR_ARGUMENT;
         }
-    q_status st = Q_OK;
-    buf leaves = {.elem = sizeof(leaf)}, tris = {.elem = 3 * sizeof(uint32_t)};
-    buf nodes = {.elem = sizeof(node)}, leaf_node = {.elem = sizeof(uint32_t)};
-    buf final = {.elem = 4 * sizeof(uint32_t)}; /* a, b, c, chunk-interior level or -1 */
-    buf used = {.elem = sizeof(piece *)};
-    hmap vmap = {0}, nmap = {0}, tmap = {0};
-    if (!hmap_init(&vmap, 1024) || !hmap_init(&nmap, 1024) || !hmap_init(&tmap, 1024)) {
-        st = Q_ERR_MEMORY;
-        goto fail;
-    }
-
-    /* 1. LOD0 leaves and triangles of each chunk piece: from the cache
-     * unless an edit touched it since the last build; stale pieces are
-     * remeshed in parallel. */
-    uint64_t version = q_terrain_version(t);
-    if (cache->has_version && version != cache->version &&
-        !q_terrain_changes_since(t, cache->version, invalidate_box, cache))
-        for (size_t i = 0; i < cache->count; i++)
-            piece_clear(&cache->pieces[i]);
-    cache->version = version;
-    cache->has_version = true;
-    int32_t c0[3], c1[3];
+    if (q_box_volume(box) == 0)
+        return Q_OK;
+    range r;
+    uint64_t npieces = 1;
+    r.count = 1;
     for (int a = 0; a < 3; a++) {
-        c0[a] = floor_div(box.min[a], Q_LOD_CHUNK);
-        c1[a] = floor_div(box.max[a] - 1, Q_LOD_CHUNK);
+        r.c0[a] = floor_div(box.min[a], Q_LOD_CHUNK);
+        r.c1[a] = floor_div(box.max[a] - 1, Q_LOD_CHUNK);
+        r.lo[a] = r.c0[a] - 1;
+        r.n[a] = r.c1[a] - r.c0[a] + 2;
+        npieces *= (uint64_t)((int64_t)r.c1[a] - r.c0[a] + 1);
     }
-    {
-        uint64_t n = 1;
-        for (int a = 0; a < 3; a++)
-            n *= (uint64_t)((int64_t)c1[a] - c0[a] + 1);
-        if (q_box_volume(box) > 0 && n > Q_LOD_MAX_CHUNKS) {
-            snprintf(err, errlen, "box spans %llu chunks of %d^3, over the limit of %d",
-                     (unsigned long long)n, Q_LOD_CHUNK, Q_LOD_MAX_CHUNKS);
-            st = Q_ERR_TOO_LARGE;
-            goto fail;
-        }
+    if (npieces > Q_LOD_MAX_CHUNKS) {
+        snprintf(err, errlen, "box spans %llu chunks of %d^3, over the limit of %d", (unsigned long long)npieces,
+                 Q_LOD_CHUNK, Q_LOD_MAX_CHUNKS);
+        return Q_ERR_TOO_LARGE;
     }
-    if (q_box_volume(box) > 0)
-        for (int32_t cz = c0[2]; cz <= c1[2]; cz++)
-            for (int32_t cy = c0[1]; cy <= c1[1]; cy++)
-                for (int32_t cx = c0[0]; cx <= c1[0]; cx++) {
-                    int32_t cc[3] = {cx, cy, cz};
-                    q_box p;
-                    for (int a = 0; a < 3; a++) {
-                        int32_t lo = cc[a] * Q_LOD_CHUNK, hi = lo + Q_LOD_CHUNK;
-                        p.min[a] = lo > box.min[a] ? lo : box.min[a];
-                        p.max[a] = hi < box.max[a] ? hi : box.max[a];
-                    }
-                    piece *pc = find_piece(cache, cc, p, surface);
-                    piece **slot = pc ? buf_push(&used) : NULL;
-                    if (!slot) {
-                        st = Q_ERR_MEMORY;
-                        goto fail;
-                    }
-                    *slot = pc;
-                }
-    /* find_piece may move the array: take the pointers again */
-    {
-        size_t k = 0;
-        for (int32_t cz = c0[2]; q_box_volume(box) > 0 && cz <= c1[2]; cz++)
-            for (int32_t cy = c0[1]; cy <= c1[1]; cy++)
-                for (int32_t cx = c0[0]; cx <= c1[0]; cx++) {
-                    int32_t cc[3] = {cx, cy, cz};
-                    q_box p;
-                    for (int a = 0; a < 3; a++) {
-                        int32_t lo = cc[a] * Q_LOD_CHUNK, hi = lo + Q_LOD_CHUNK;
-                        p.min[a] = lo > box.min[a] ? lo : box.min[a];
-                        p.max[a] = hi < box.max[a] ? hi : box.max[a];
-                    }
-                    ((piece **)used.p)[k++] = find_piece(cache, cc, p, surface);
-                }
-    }
-    buf todo = {.elem = sizeof(piece *)};
-    for (size_t i = 0; i < used.n; i++) {
-        piece *pc = ((piece **)used.p)[i];
-        if (!pc->valid) {
-            piece **s = buf_push(&todo);
-            if (!s) {
-                buf_free(&todo);
-                st = Q_ERR_MEMORY;
-                goto fail;
-            }
-            *s = pc;
-        }
-    }
-    build_ctx bc = {t, todo.p};
-    if (todo.n)
-        q_jobs_for(jobs, (int)todo.n, build_job, &bc);
-    cache->last_remeshed = todo.n;
-    size_t todo_n = todo.n;
-    for (size_t i = 0; i < todo.n && st == Q_OK; i++)
-        if (((piece **)todo.p)[i]->st != Q_OK)
-            st = ((piece **)todo.p)[i]->st;
-    buf_free(&todo);
-    if (st != Q_OK) {
-        snprintf(err, errlen, st == Q_ERR_MEMORY ? "out of memory" : "meshing a chunk failed");
-        goto fail;
-    }
-    out->remeshed_chunks = cache->last_remeshed;
-    bool reuse = cache->mvalid && todo_n == 0 && memcmp(&cache->mbox, &box, sizeof box) == 0 &&
-                 cache->msurface == surface;
-    if (reuse) {
-        leaves = cache->mleaves;
-        tris = cache->mtris;
-        cache->mleaves = (buf){.elem = sizeof(leaf)};
-        cache->mtris = (buf){.elem = 3 * sizeof(uint32_t)};
-        goto merged;
-    }
-    {
-        size_t nl = 0;
-        for (size_t i = 0; i < used.n; i++)
-            nl += ((piece **)used.p)[i]->nleaves;
-        hmap_free(&vmap);
-        if (!hmap_init(&vmap, nl + 16)) {
-            st = Q_ERR_MEMORY;
-            goto fail;
-        }
+    r.count = (size_t)r.n[0] * (size_t)r.n[1] * (size_t)r.n[2];
+    q_status st = Q_OK;
+    build_ctx bc = {.cache = cache, .t = t, .r = &r, .scale = scale};
+    bc.pieces = q_calloc(r.count, sizeof(piece *));
+    bc.blocks = q_calloc(r.count, sizeof(block *));
+    bc.seams = q_calloc(r.count, sizeof(seam *));
+    int8_t *levels = q_alloc(r.count);
+    bc.levels = levels;
+    bc.todo = q_alloc(r.count * sizeof(size_t));
+    bc.ptodo = q_alloc(r.count * sizeof(piece *));
+    if (!bc.pieces || !bc.blocks || !bc.seams || !levels || !bc.todo || !bc.ptodo) {
+        st = Q_ERR_MEMORY;
+        goto done;
     }
 
-    /* Leaves shared by neighbouring pieces are one leaf (same cell, same
-     * snapped position). */
-    for (size_t i = 0; i < used.n; i++) {
-        const piece *pc = ((piece **)used.p)[i];
-        uint32_t *ids = q_alloc((pc->nleaves + 1) * sizeof(uint32_t));
-        if (!ids) {
-            st = Q_ERR_MEMORY;
-            goto fail;
-        }
-        for (size_t v = 0; v < pc->nleaves; v++) {
-            const leaf *src = &pc->leaves[v];
-            hkey k = {{src->cell[0], src->cell[1], src->cell[2], 0}};
-            for (int a = 0; a < 3; a++) {
-                int64_t q = (int64_t)llround((src->pos[a] - src->cell[a] - 0.5) * Q_DC_GRID);
-                k.k[3] |= (q & 0xfffff) << (20 * a);
-            }
-            bool found;
-            size_t s = hmap_slot(&vmap, &k, &found);
-            leaf *l = found || s == SIZE_MAX ? NULL : buf_push(&leaves);
-            if (s == SIZE_MAX || (!found && !l)) {
-                q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
-                st = Q_ERR_MEMORY;
-                goto fail;
-            }
-            if (!found) {
-                *l = *src;
-                vmap.keys[s] = k;
-                vmap.vals[s] = (uint32_t)(leaves.n - 1);
-                vmap.count++;
-            }
-            ids[v] = vmap.vals[s];
-        }
-        for (size_t i3 = 0; i3 < pc->ntris; i3++) {
-            uint32_t *tr = buf_push(&tris);
-            if (!tr) {
-                q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
-                st = Q_ERR_MEMORY;
-                goto fail;
-            }
-            for (int k = 0; k < 3; k++)
-                tr[k] = ids[pc->tris[3 * i3 + k]];
-        }
-        q_free(ids, (pc->nleaves + 1) * sizeof(uint32_t));
-    }
-merged:
-    out->lod0_triangles = tris.n;
-    hmap_free(&nmap);
-    hmap_free(&tmap);
-    if (!hmap_init(&nmap, leaves.n / 16 + 16) || !hmap_init(&tmap, tris.n / 16 + 16)) {
-        st = Q_ERR_MEMORY;
-        goto fail;
-    }
-
-    /* 2. Octree nodes: each leaf goes to its node at its chunk's level; the
-     * node's QEF is the sum of its leaves' planes (= of its children's). */
-    if (!buf_reserve(&leaf_node, leaves.n + 1)) {
-        st = Q_ERR_MEMORY;
-        goto fail;
-    }
-    for (size_t i = 0; i < leaves.n; i++) {
-        const leaf *l = (const leaf *)leaves.p + i;
+    /* 1. Pieces: LOD0 of each chunk of the box, remeshed when stale. */
+    size_t ntodo = 0;
+    for (size_t i = 0; i < r.count; i++) {
         int32_t ch[3];
-        for (int a = 0; a < 3; a++)
-            ch[a] = floor_div(l->cell[a], Q_LOD_CHUNK);
-        int L = level ? level(ud, ch) : 0;
-        L = L < 0 ? 0 : L > Q_LOD_MAX_LEVEL ? Q_LOD_MAX_LEVEL : L;
-        hkey k;
-        if (L == 0)
-            k = (hkey){{-1, (int64_t)i, 0, 0}}; /* leaves stay themselves (several per cell possible) */
-        else
-            k = (hkey){{L, floor_div(l->cell[0], 1 << L), floor_div(l->cell[1], 1 << L), floor_div(l->cell[2], 1 << L)}};
-        bool found;
-        size_t s = hmap_slot(&nmap, &k, &found);
-        if (s == SIZE_MAX) {
-            st = Q_ERR_MEMORY;
-            goto fail;
-        }
-        if (!found) {
-            node *n = buf_push(&nodes);
-            if (!n) {
-                st = Q_ERR_MEMORY;
-                goto fail;
-            }
-            memset(n, 0, sizeof *n);
-            n->level = L;
-            for (int a = 0; a < 3; a++)
-                n->min[a] = L ? (int32_t)k.k[1 + a] * (1 << L) : l->cell[a];
-            n->material = l->material;
-            memcpy(n->leaf, l->pos, sizeof n->leaf);
-            n->out = UINT32_MAX;
-            q_qef_clear(&n->qef);
-            nmap.keys[s] = k;
-            nmap.vals[s] = (uint32_t)(nodes.n - 1);
-            nmap.count++;
-        }
-        node *n = (node *)nodes.p + nmap.vals[s];
-        double p[3], nn[3];
-        for (int a = 0; a < 3; a++) {
-            p[a] = l->pos[a] - (n->min[a] + 0.5); /* relative to the node's first corner */
-            nn[a] = l->normal[a];
-            n->nsum[a] += nn[a];
-        }
-        q_qef_add(&n->qef, p, nn);
-        ((uint32_t *)leaf_node.p)[i] = nmap.vals[s];
-    }
-
-    /* 3. Triangles through the nodes: drop collapsed ones, cancel pairs of
-     * opposite orientation (net count per vertex triple). */
-    buf net = {.elem = sizeof(int32_t)}, keyed = {.elem = 3 * sizeof(uint32_t)};
-    for (size_t i = 0; i < tris.n; i++) {
-        const uint32_t *tr = (const uint32_t *)tris.p + 3 * i;
-        uint32_t v[3];
-        for (int k = 0; k < 3; k++)
-            v[k] = ((uint32_t *)leaf_node.p)[tr[k]];
-        if (v[0] == v[1] || v[1] == v[2] || v[0] == v[2])
+        range_chunk(&r, i, ch);
+        if (ch[0] < r.c0[0] || ch[1] < r.c0[1] || ch[2] < r.c0[2])
             continue;
-        /* rotate the smallest first; then orientation is whether v1 < v2 */
-        while (v[0] > v[1] || v[0] > v[2]) {
-            uint32_t s0 = v[0];
-            v[0] = v[1];
-            v[1] = v[2];
-            v[2] = s0;
+        q_box pb;
+        for (int a = 0; a < 3; a++) {
+            int32_t lo = ch[a] * Q_LOD_CHUNK, hi = lo + Q_LOD_CHUNK;
+            pb.min[a] = lo > box.min[a] ? lo : box.min[a];
+            pb.max[a] = hi < box.max[a] ? hi : box.max[a];
         }
-        int sign = v[1] < v[2] ? 1 : -1;
-        hkey k = {{v[0], v[1] < v[2] ? v[1] : v[2], v[1] < v[2] ? v[2] : v[1], 0}};
-        bool found;
-        size_t s = hmap_slot(&tmap, &k, &found);
-        if (s == SIZE_MAX) {
-            buf_free(&net);
-            buf_free(&keyed);
+        bool made;
+        piece *p = table_get(&cache->pieces, ch, surface, sizeof(piece), &made);
+        if (!p) {
             st = Q_ERR_MEMORY;
-            goto fail;
+            goto done;
         }
-        if (!found) {
-            int32_t *c = buf_push(&net);
-            uint32_t *kk = buf_push(&keyed);
-            if (!c || !kk) {
-                buf_free(&net);
-                buf_free(&keyed);
-                st = Q_ERR_MEMORY;
-                goto fail;
-            }
-            *c = 0;
-            kk[0] = (uint32_t)k.k[0];
-            kk[1] = (uint32_t)k.k[1];
-            kk[2] = (uint32_t)k.k[2];
-            tmap.keys[s] = k;
-            tmap.vals[s] = (uint32_t)(net.n - 1);
-            tmap.count++;
+        if (made) {
+            memcpy(p->chunk, ch, sizeof p->chunk);
+            p->surface = surface;
+            p->box = pb;
+        } else if (memcmp(&p->box, &pb, sizeof pb) != 0) {
+            piece_clear(p);
+            p->box = pb;
         }
-        ((int32_t *)net.p)[tmap.vals[s]] += sign;
+        bc.pieces[i] = p;
+        if (!p->valid)
+            bc.ptodo[ntodo++] = p;
     }
-    for (size_t i = 0; i < net.n; i++) {
-        int32_t c = ((int32_t *)net.p)[i];
-        const uint32_t *kk = (const uint32_t *)keyed.p + 3 * i;
-        for (int32_t r = 0; r < (c < 0 ? -c : c); r++) {
-            uint32_t *f = buf_push(&final);
-            if (!f) {
-                buf_free(&net);
-                buf_free(&keyed);
-                st = Q_ERR_MEMORY;
-                goto fail;
-            }
-            f[0] = kk[0];
-            f[1] = c > 0 ? kk[1] : kk[2];
-            f[2] = c > 0 ? kk[2] : kk[1];
-            /* chunk-interior when all three nodes lie in one chunk */
-            int32_t ch[3][3];
-            for (int k = 0; k < 3; k++) {
-                const node *n = (const node *)nodes.p + f[k];
-                for (int a = 0; a < 3; a++)
-                    ch[k][a] = floor_div(n->min[a], Q_LOD_CHUNK);
-            }
-            bool same = memcmp(ch[0], ch[1], sizeof ch[0]) == 0 && memcmp(ch[0], ch[2], sizeof ch[0]) == 0;
-            f[3] = same ? (uint32_t)((const node *)nodes.p + f[0])->level : UINT32_MAX;
-        }
+    q_jobs_for(jobs, (int)ntodo, piece_job, &bc);
+    for (size_t i = 0; i < ntodo; i++) {
+        piece *p = bc.ptodo[i];
+        if (p->st != Q_OK) {
+            st = p->st;
+            piece_clear(p);
+        } else
+            p->stamp = cache->next_stamp++;
     }
-    buf_free(&net);
-    buf_free(&keyed);
+    out->remeshed_chunks = ntodo;
+    if (st != Q_OK)
+        goto done;
+    for (size_t i = 0; i < r.count; i++)
+        if (bc.pieces[i])
+            out->lod0_triangles += bc.pieces[i]->ntris;
 
-    /* 4. Output: chunk triangles first, then seams; vertices are the used
-     * nodes, solved and clamped to their cubes. */
-    size_t nout = 0;
-    for (size_t i = 0; i < final.n; i++) {
-        const uint32_t *f = (const uint32_t *)final.p + 4 * i;
-        for (int k = 0; k < 3; k++) {
-            node *n = (node *)nodes.p + f[k];
-            if (n->out == UINT32_MAX)
-                n->out = (uint32_t)nout++;
-        }
-        if (f[3] == UINT32_MAX)
-            out->seam_triangles++;
-        else {
-            out->chunk_triangles++;
-            out->triangles_per_level[f[3]]++;
-        }
-    }
-    if (final.n) {
-        q_mesh *m = q_mesh_create(nout, 3 * final.n, true, true);
-        if (!m) {
+    /* 2. Blocks whose level, scale or input pieces changed. */
+    ntodo = 0;
+    for (size_t i = 0; i < r.count; i++) {
+        int32_t ch[3];
+        range_chunk(&r, i, ch);
+        int L = level ? level(ud, ch) : 0;
+        levels[i] = (int8_t)(L < 0 ? 0 : L > Q_LOD_MAX_LEVEL ? Q_LOD_MAX_LEVEL : L);
+        bool made;
+        block *bk = table_get(&cache->blocks, ch, surface, sizeof(block), &made);
+        if (!bk) {
             st = Q_ERR_MEMORY;
-            goto fail;
+            goto done;
         }
-        for (size_t i = 0; i < nodes.n; i++) {
-            const node *n = (const node *)nodes.p + i;
-            if (n->out == UINT32_MAX)
-                continue;
-            double v[3];
-            q_qef_solve(&n->qef, v);
-            double size = (double)(1 << n->level);
-            double len = sqrt(n->nsum[0] * n->nsum[0] + n->nsum[1] * n->nsum[1] + n->nsum[2] * n->nsum[2]);
-            for (int a = 0; a < 3; a++) {
-                double l = v[a] < 0 ? 0 : v[a] > size ? size : v[a];
-                double p = n->level == 0 ? n->leaf[a] : n->min[a] + 0.5 + l; /* a leaf stays itself */
-                m->positions[3 * n->out + a] = (float)(p * scale);
-                m->normals[3 * n->out + a] = len > 0 ? (float)(n->nsum[a] / len) : 0.0f;
-            }
-            m->materials[n->out] = n->material;
+        if (made) {
+            memcpy(bk->chunk, ch, sizeof bk->chunk);
+            bk->surface = surface;
         }
-        size_t w = 0;
-        for (int pass = 0; pass < 2; pass++)
-            for (size_t i = 0; i < final.n; i++) {
-                const uint32_t *f = (const uint32_t *)final.p + 4 * i;
-                if ((f[3] == UINT32_MAX) != (pass == 1))
-                    continue;
-                for (int k = 0; k < 3; k++)
-                    m->indices[w++] = ((const node *)nodes.p + f[k])->out;
-            }
-        out->mesh = m;
+        bc.blocks[i] = bk;
+        uint64_t deps[8];
+        for (int o = 0; o < 8; o++) {
+            const piece *p = neighbour(&bc, (void **)bc.pieces, ch, o);
+            deps[o] = p ? p->stamp : 0;
+        }
+        if (!bk->valid || bk->level != levels[i] || bk->scale != scale || memcmp(bk->deps, deps, sizeof deps) != 0) {
+            memcpy(bk->deps, deps, sizeof deps);
+            bc.todo[ntodo++] = i;
+        }
     }
+    q_jobs_for(jobs, (int)ntodo, block_job, &bc);
+    for (size_t i = 0; i < ntodo; i++) {
+        block *bk = bc.blocks[bc.todo[i]];
+        if (bk->st != Q_OK)
+            st = bk->st;
+        else
+            bk->stamp = cache->next_stamp++;
+    }
+    out->rebuilt_blocks = ntodo;
+    out->blocks = r.count;
+    if (st != Q_OK)
+        goto done;
 
-fail:
-    if (st == Q_ERR_MEMORY)
-        snprintf(err, errlen, "out of memory");
-    buf_free(&used);
-    buf_free(&cache->mleaves);
-    buf_free(&cache->mtris);
-    cache->mvalid = false;
-    if (st == Q_OK) { /* keep the merged LOD0 data for the next build */
-        cache->mleaves = leaves;
-        cache->mtris = tris;
-        cache->mbox = box;
-        cache->msurface = surface;
-        cache->mvalid = true;
-    } else {
-        buf_free(&leaves);
-        buf_free(&tris);
+    /* 3. Seams whose pieces or blocks changed. */
+    ntodo = 0;
+    for (size_t i = 0; i < r.count; i++) {
+        int32_t ch[3];
+        range_chunk(&r, i, ch);
+        bool made;
+        seam *sm = table_get(&cache->seams, ch, surface, sizeof(seam), &made);
+        if (!sm) {
+            st = Q_ERR_MEMORY;
+            goto done;
+        }
+        if (made) {
+            memcpy(sm->chunk, ch, sizeof sm->chunk);
+            sm->surface = surface;
+        }
+        bc.seams[i] = sm;
+        uint64_t deps[16];
+        for (int o = 0; o < 8; o++) {
+            const piece *p = neighbour(&bc, (void **)bc.pieces, ch, o);
+            const block *bk = neighbour(&bc, (void **)bc.blocks, ch, o);
+            deps[o] = p ? p->stamp : 0;
+            deps[8 + o] = bk ? bk->stamp : 0;
+        }
+        if (!sm->valid || memcmp(sm->deps, deps, sizeof deps) != 0) {
+            memcpy(sm->deps, deps, sizeof deps);
+            bc.todo[ntodo++] = i;
+        }
     }
-    buf_free(&nodes);
-    buf_free(&leaf_node);
-    buf_free(&final);
-    hmap_free(&vmap);
-    hmap_free(&nmap);
-    hmap_free(&tmap);
+    q_jobs_for(jobs, (int)ntodo, seam_job, &bc);
+    for (size_t i = 0; i < ntodo; i++)
+        if (bc.seams[bc.todo[i]]->st != Q_OK)
+            st = bc.seams[bc.todo[i]]->st;
+    out->rebuilt_seams = ntodo;
+    if (st != Q_OK)
+        goto done;
+
+    /* 4. One mesh. */
+    st = assemble(&bc, out);
+
+done:
+    if (st != Q_OK) {
+        q_mesh_destroy(out->mesh);
+        out->mesh = NULL;
+        if (atomic_load(&cache->cancel))
+            snprintf(err, errlen, "build cancelled");
+        else
+            snprintf(err, errlen, st == Q_ERR_MEMORY ? "out of memory" : "meshing a chunk failed");
+    }
+    if (bc.pieces)
+        q_free(bc.pieces, r.count * sizeof(piece *));
+    if (bc.blocks)
+        q_free(bc.blocks, r.count * sizeof(block *));
+    if (bc.seams)
+        q_free(bc.seams, r.count * sizeof(seam *));
+    if (levels)
+        q_free(levels, r.count);
+    if (bc.todo)
+        q_free(bc.todo, r.count * sizeof(size_t));
+    if (bc.ptodo)
+        q_free(bc.ptodo, r.count * sizeof(piece *));
     return st;
 }

@@ -48,25 +48,47 @@ typedef struct q_lod_result {
     size_t triangles_per_level[Q_LOD_MAX_LEVEL + 1]; /* chunk interiors by their chunk's level */
     size_t lod0_triangles;  /* triangles of the LOD0 mesh of the same box */
     size_t remeshed_chunks; /* chunk pieces meshed by dc.c in this build (others came from the cache) */
+    size_t blocks, rebuilt_blocks; /* chunk blocks (one chunk's nodes and interior) in the box; rebuilt now */
+    size_t seams, rebuilt_seams;   /* seam groups in the box; rebuilt now */
 } q_lod_result;
 
 /* Meshes the cells owned by box (dc.h ownership rule) with each chunk at the
  * level `level` gives it (NULL: all at LOD0). The box is meshed in pieces of
  * one chunk, so any size within the terrain limits works. Fails with the
- * codes of q_dc_mesh or Q_ERR_MEMORY. */
+ * codes of q_dc_mesh, Q_ERR_TOO_LARGE over Q_LOD_MAX_CHUNKS or Q_ERR_MEMORY. */
 q_status q_lod_build(const q_terrain *t, q_box box, q_surface surface, float scale, q_lod_level_fn level, void *ud,
                      q_lod_result *out, char *err, size_t errlen);
 
-/* Cache of the per-chunk LOD0 leaves and triangles between builds. A build
- * takes the terrain's change log (q_terrain_changes_since) and remeshes only
- * the chunk pieces an edit touched (or whose box changed), in parallel on
- * jobs (may be NULL); a viewer move remeshes none and only re-clusters. */
+/* Cache of the parts of a build, kept between builds. Three kinds of entry,
+ * each rebuilt only when what it was built from changed:
+ *  - piece (per chunk): the chunk's LOD0 leaves and triangles from dc.c;
+ *    stale once q_lod_cache_invalidate names a box near it (or when the
+ *    chunk's part of the build box changes);
+ *  - block (per chunk): the chunk's octree nodes at its level and its
+ *    interior triangles; stale when the level or a piece of chunk + {0,1}^3
+ *    changed;
+ *  - seam (per 2x2x2 group of chunks): the triangles between its chunks;
+ *    stale when a piece or block of the group changed.
+ * So a viewer move rebuilds the blocks whose level changed and the seams
+ * around them, an edit the pieces it touched and the blocks and seams
+ * around those. The mesh is then joined from all blocks and seams in chunk
+ * order: the result equals q_lod_build's for the same terrain, box and
+ * levels, whatever was cached and however many threads ran.
+ *
+ * The cache does not read the change log: the caller reports edits with
+ * q_lod_cache_invalidate (mesh/clipmap.h does, from q_terrain_changes_since).
+ * A cache is used by one build at a time; pieces, blocks and seams are built
+ * in parallel on jobs (may be NULL). */
 typedef struct q_lod_cache q_lod_cache;
 struct q_jobs;
 q_lod_cache *q_lod_cache_create(void);
 void q_lod_cache_destroy(q_lod_cache *c);
-/* Pieces meshed by the last build. */
-size_t q_lod_cache_remeshed(const q_lod_cache *c);
+/* Voxels in box changed: pieces within 3 voxels of it are remeshed next build. */
+void q_lod_cache_invalidate(q_lod_cache *c, q_box box);
+void q_lod_cache_invalidate_all(q_lod_cache *c);
+/* Makes a build running on another thread stop soon with an error, and every
+ * later build fail: for tearing the cache down. Thread-safe. */
+void q_lod_cache_cancel(q_lod_cache *c);
 q_status q_lod_build_cached(q_lod_cache *cache, struct q_jobs *jobs, const q_terrain *t, q_box box,
                             q_surface surface, float scale, q_lod_level_fn level, void *ud, q_lod_result *out,
                             char *err, size_t errlen);
