@@ -12,7 +12,54 @@
 --
 -- quarry.so is found through QUARRY_BUILD (default build). Deterministic for
 -- a seed and a call count. Prints one summary line:
---   api fuzz: seed S, N calls (E errors, R returns) over F functions, slowest 0.012 s (World:raycast_batch)
+--   api fuzz: seed S, N calls (E errors, R returns) over F functions of C classes,
+--   slowest 0.012 s (World:raycast_batch), W files written in the sandbox
+--
+-- Fuzzed arguments reach functions that write files (World:save, Mesh:save,
+-- and whatever lands next) as paths: "-1", "-inf", "../../etc/passwd". So
+-- the fuzzer runs as a child of itself whose working directory lies three
+-- levels down in a fresh temporary directory, with nothing of the caller's
+-- tree reachable by the relative paths it makes up; the parent removes the
+-- directory when the child ends, however it ends.
+
+local function shell_quote(s)
+  return "'" .. s:gsub("'", "'\\''") .. "'"
+end
+
+local sandbox = os.getenv("QUARRY_FUZZ_SANDBOX")
+if not sandbox then
+  local function absolute(path)
+    if path:sub(1, 1) == "/" then return path end
+    local p = assert(io.popen("pwd"))
+    local cwd = p:read("l")
+    p:close()
+    return cwd .. "/" .. path
+  end
+  local lua = arg[0]
+  for i = -1, -100, -1 do
+    if arg[i] == nil then break end
+    lua = arg[i] -- the interpreter is the first word of the command line
+  end
+  local args = {}
+  for i = 1, #arg do args[i] = shell_quote(arg[i]) end
+  -- The trap removes the directory also when the run is stopped by a signal
+  -- (timeout sends SIGTERM to the whole process group).
+  local script = [[
+build=$1 lua=$2 script=$3
+shift 3
+root=$(mktemp -d "${TMPDIR:-/tmp}/quarry-apifuzz.XXXXXX") || exit 70
+trap 'rm -rf "$root"' EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
+mkdir -p "$root/run/a/b" && cd "$root/run/a/b" || exit 70
+QUARRY_FUZZ_SANDBOX=$root QUARRY_BUILD=$build "$lua" "$script" "$@"
+]]
+  local ok, how, code = os.execute(table.concat({"sh -c", shell_quote(script), "quarry-apifuzz",
+    shell_quote(absolute(os.getenv("QUARRY_BUILD") or "build")), shell_quote(lua),
+    shell_quote(absolute(arg[0])), table.concat(args, " ")}, " "))
+  if how == "signal" then code = 128 + code end
+  os.exit(ok and 0 or code, true)
+end
 
 local build = os.getenv("QUARRY_BUILD") or "build"
 package.cpath = build .. "/?.so;" .. package.cpath
@@ -33,11 +80,6 @@ do
 end
 math.randomseed(seed)
 local random = math.random
-
--- Files the API may write go to a private temporary directory.
-local tmpdir = os.tmpname()
-os.remove(tmpdir)
-assert(os.execute("mkdir -p '" .. tmpdir .. "'"))
 
 -- ---- the functions to call ----
 
@@ -195,19 +237,6 @@ function pick_value(level)
   end
 end
 
--- Strings and numbers (Lua takes numbers for strings) given to functions
--- that read or write files become names in the temporary directory, so
--- that the fuzzer cannot write into the tree.
-local function confine(name, args, n)
-  if name:match("save") or name:match("load") or name:match("screenshot") then
-    for i = 1, n do
-      if type(args[i]) == "string" or type(args[i]) == "number" then
-        args[i] = tmpdir .. "/" .. tostring(args[i]):gsub("[^%w]", "_"):sub(1, 64)
-      end
-    end
-  end
-end
-
 local stats = {calls = 0, errors = 0, returns = 0, slowest = 0, slowest_name = "", bad = {}}
 local clock = os.clock
 
@@ -221,7 +250,6 @@ function call_target(t)
     n = math.max(n, 1)
   end
   for i = first, n do args[i] = pick_value() end
-  confine(t.name, args, n)
   local t0 = clock()
   local ok, err = pcall(t.f, table.unpack(args, 1, n))
   local dt = clock() - t0
@@ -262,10 +290,17 @@ end
 cache = {}
 collectgarbage()
 collectgarbage()
-os.execute("rm -rf '" .. tmpdir .. "'")
+-- What the calls wrote (all of it inside the sandbox, removed by the parent).
+local written = 0
+do
+  local p = io.popen("find " .. shell_quote(sandbox) .. " -type f")
+  for _ in p:lines() do written = written + 1 end
+  p:close()
+end
 
 for _, b in ipairs(stats.bad) do print("bad: " .. b) end
 print(string.format("api fuzz: seed %d, %d calls (%d errors, %d returns) over %d functions " ..
-                    "of %d classes, slowest %.3f s (%s)", seed, stats.calls, stats.errors,
-                    stats.returns, #targets, #classes, stats.slowest, stats.slowest_name))
+                    "of %d classes, slowest %.3f s (%s), %d files written in the sandbox", seed,
+                    stats.calls, stats.errors, stats.returns, #targets, #classes, stats.slowest,
+                    stats.slowest_name, written))
 os.exit(#stats.bad == 0 and 0 or 1, true)

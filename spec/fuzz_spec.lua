@@ -21,7 +21,7 @@ local function sh(cmd)
 end
 
 local function list(dir)
-  local p = io.popen("ls " .. shell_quote(dir) .. " 2>/dev/null")
+  local p = io.popen("ls -A " .. shell_quote(dir) .. " 2>/dev/null")
   local names = {}
   for name in p:lines() do names[#names + 1] = name end
   p:close()
@@ -29,16 +29,30 @@ local function list(dir)
 end
 
 describe("Lua API fuzzer", function()
+  local written = 0
   for _, seed in ipairs{1, 2, 3} do
     it("calls every function and method with random arguments, seed " .. seed, function()
       local calls = sanitize and 1500 or 3000
+      local before = {}
+      for _, name in ipairs(list(".")) do before[name] = true end
       local code, out = sh(string.format("QUARRY_BUILD=%s timeout 300 lua5.4 fuzz/api.lua --seed %d --calls %d",
                                          shell_quote(build), seed, calls))
       assert.are.equal(0, code, out)
-      local n, functions = out:match("api fuzz: seed %d+, (%d+) calls %(.-%) over (%d+) functions")
+      local n, functions, files = out:match("api fuzz: seed %d+, (%d+) calls %(.-%) over (%d+) functions" ..
+                                            ".-, (%d+) files written in the sandbox")
       assert.is_truthy(n, out)
       assert.are.equal(calls, tonumber(n))
       assert.is_true(tonumber(functions) >= 80, out)
+      written = written + tonumber(files)
+      -- World:save and Mesh:save get fuzzed paths ("-1", "-inf", "0"): they
+      -- land in the fuzzer's sandbox, never in the directory it runs from.
+      local new = {}
+      for _, name in ipairs(list(".")) do
+        if not before[name] then new[#new + 1] = name end
+      end
+      assert.are.same({}, new)
+      -- and the runs did write files (else the check above proves nothing)
+      if seed == 3 then assert.is_true(written > 0, out) end
     end)
   end
 end)
