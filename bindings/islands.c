@@ -1,9 +1,9 @@
 /* Terrain:islands([anchor]) and Terrain:remove_islands([anchor]) (API.md,
  * Terrain; engine: voxel/islands.h).
  *
- * Each world gets one island tracker, kept in a registry table with weak
- * keys (the World userdata) and freed by its own __gc, so repeated calls are
- * incremental: only chunks changed since the last call are relabelled.
+ * Each world has one island tracker (world.h q_world_islands), so repeated
+ * calls are incremental: only chunks changed since the last call are
+ * relabelled.
  *
  * anchor: nil for the world floor (solid voxels at y <= 0 and all connected
  * to them), or a point (world units) or a list of points: the solid voxel
@@ -17,63 +17,21 @@
 #include <math.h>
 #include <string.h>
 
-#define QL_ISLANDS "quarry.IslandTracker"
-#define TRACKERS_KEY "quarry.islands.trackers"
 #define MAX_ANCHORS 1024
 
-typedef struct ltracker {
-    q_islands *s;
-} ltracker;
-
-static int tracker_gc(lua_State *L)
-{
-    ltracker *u = luaL_checkudata(L, 1, QL_ISLANDS);
-    q_islands_destroy(u->s);
-    u->s = NULL;
-    return 0;
-}
-
-/* The world of the Terrain at index 1, and its tracker (created on first
- * use). Leaves nothing on the stack. */
+/* The world of the Terrain at index 1, and its island tracker (the world's,
+ * shared with detaching: world.h q_world_islands). */
 static q_islands *check_tracker(lua_State *L, q_world **wout)
 {
     luaL_checkudata(L, 1, QL_TERRAIN);
     lua_getiuservalue(L, 1, 1); /* the World userdata */
     q_world *w = ql_check_world(L, -1);
-    if (lua_getfield(L, LUA_REGISTRYINDEX, TRACKERS_KEY) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_createtable(L, 0, 1);
-        lua_pushliteral(L, "k");
-        lua_setfield(L, -2, "__mode");
-        lua_setmetatable(L, -2);
-        lua_pushvalue(L, -1);
-        lua_setfield(L, LUA_REGISTRYINDEX, TRACKERS_KEY);
-    }
-    lua_pushvalue(L, -2);
-    ltracker *u = NULL;
-    if (lua_gettable(L, -2) == LUA_TUSERDATA)
-        u = lua_touserdata(L, -1);
     lua_pop(L, 1);
-    if (!u) {
-        u = lua_newuserdatauv(L, sizeof *u, 0);
-        u->s = NULL;
-        if (luaL_newmetatable(L, QL_ISLANDS)) {
-            lua_pushcfunction(L, tracker_gc);
-            lua_setfield(L, -2, "__gc");
-        }
-        lua_setmetatable(L, -2);
-        u->s = q_islands_create(NULL);
-        if (!u->s)
-            luaL_error(L, "out of memory");
-        lua_pushvalue(L, -3); /* world */
-        lua_pushvalue(L, -2);
-        lua_settable(L, -4);
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 2);
+    q_islands *s = q_world_islands(w);
+    if (!s)
+        luaL_error(L, "out of memory");
     *wout = w;
-    return u->s;
+    return s;
 }
 
 static void to_voxel(lua_State *L, const double p[3], double voxel_size, int32_t out[3])

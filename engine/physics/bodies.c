@@ -207,6 +207,10 @@ static bool check_def(const q_body_def *def, char *err, size_t errlen)
         snprintf(err, errlen, "unknown material id %d", def->material);
         return false;
     }
+    if (!(isfinite(def->mass) && def->mass >= 0)) {
+        snprintf(err, errlen, "mass must be finite and >= 0 (0 = from the material), got %g", def->mass);
+        return false;
+    }
     if (m->liquid) {
         snprintf(err, errlen, "a body cannot be made of the liquid '%s'", m->name);
         return false;
@@ -247,6 +251,8 @@ q_handle q_body_create(q_bodies *b, const q_body_def *def, char *err, size_t err
     if (!def->is_static) {
         v3_copy(body.v, def->velocity);
         v3_copy(body.w, def->angular_velocity);
+        if (def->mass > 0)
+            density = def->mass / mp.volume;
         body.mass = density * mp.volume;
         body.inv_mass = 1.0 / body.mass;
         double inertia[9];

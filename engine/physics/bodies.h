@@ -64,6 +64,8 @@ typedef struct q_body_def {
     double angular_velocity[3];
     uint8_t material;       /* density, friction, restitution, strength */
     bool is_static;         /* never moves; infinite mass */
+    double mass;            /* > 0: this mass instead of density x volume (the
+                               inertia scales with it); 0 = from the material */
     const char *name;       /* copied; may be NULL */
 } q_body_def;
 

@@ -1,5 +1,6 @@
 /* World lifetime, clock, stats and the handle registry: see world.h. */
 #include "world/world.h"
+#include "world/world_internal.h"
 
 #include "core/alloc.h"
 #include "core/array.h"
@@ -13,23 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
-struct q_world {
-    q_world_def def;
-    q_jobs *jobs;
-    q_terrain *terrain;
-    q_terrain_physics *physics;
-    q_bodies *bodies;
-    Q_ARRAY(q_contact_event) contacts; /* of the last q_world_step call */
-    Q_ARRAY(q_shatter_event) shatters;
-    Q_ARRAY(q_handle) fragments;
-    struct q_clipmap *clipmap; /* LOD state, made on first use (mesh/clipmap.h) */
-    uint64_t frame;
-    double accumulator;
-};
 
 q_world_def q_default_world_def(void)
 {
-    return (q_world_def){1.0, {0.0, -9.81, 0.0}, 1.0 / 60.0, 4, 1, -1, 0};
+    return (q_world_def){1.0, {0.0, -9.81, 0.0}, 1.0 / 60.0, 4, 1, -1, 0, false};
 }
 
 q_world *q_world_create(const q_world_def *def, char *err, size_t errlen)
@@ -80,6 +68,7 @@ void q_world_destroy(q_world *w)
     q_array_free(&w->contacts);
     q_array_free(&w->shatters);
     q_array_free(&w->fragments);
+    q_world_free_detach(w);
     q_terrain_physics_destroy(w->physics);
     q_terrain_destroy(w->terrain);
     q_jobs_destroy(w->jobs);
@@ -133,6 +122,8 @@ static void shatter_brittle(q_world *w)
 
 static void step_bodies(q_world *w)
 {
+    if (w->def.auto_detach)
+        q_world_auto_detach(w);
     q_bodies_step(w->bodies, w->def.step);
     const q_contact_event *ev;
     size_t n = q_bodies_events(w->bodies, &ev);
@@ -163,6 +154,7 @@ int q_world_step(q_world *w, double dt)
     w->contacts.count = 0;
     w->shatters.count = 0;
     w->fragments.count = 0;
+    w->detached.count = 0;
     /* Terrain edits made since the last step reach the broadphase now (the
      * queries also sync on their own, so an edit is never missed). */
     q_terrain_physics_sync(w->physics);

@@ -22,6 +22,7 @@ typedef struct q_world_def {
     uint64_t seed;     /* for everything random in the world (default 1) */
     int threads;       /* worker threads; -1 = one per core less one (default) */
     size_t physics_cache; /* bytes for cached chunk meshes and kD trees (0 = 32 MiB) */
+    bool auto_detach;  /* terrain islands become bodies on their own (default false) */
 } q_world_def;
 
 q_world_def q_default_world_def(void);
@@ -68,6 +69,38 @@ typedef struct q_shatter_event {
     double impulse;
 } q_shatter_event;
 size_t q_world_shatters(const q_world *w, const q_shatter_event **out, const q_handle **fragments);
+/* ---- detached terrain (detach.c) ---- */
+
+struct q_islands;
+/* The world's island tracker (voxel/islands.h), made on first use; NULL
+ * when out of memory. */
+struct q_islands *q_world_islands(q_world *w);
+
+typedef struct q_detach_params {
+    size_t max_hulls;      /* convex parts per body (default 16) */
+    uint32_t chunk_budget; /* chunks relabelled per call (0 = no limit) */
+    size_t max_bodies;     /* islands turned into bodies per call (0 = all) */
+} q_detach_params;
+q_detach_params q_default_detach_params(void);
+
+/* Turns the terrain's islands (regions not connected to the anchors, in the
+ * tracker's order) into rigid bodies: each island's voxels leave the
+ * terrain; their surface (the mesher, on the island's box) is decomposed
+ * into at most max_hulls convex parts; the body's mass is the sum of
+ * occupancy x density x voxel_size^3 over its voxels and its material the
+ * one with the largest share of that mass. Islands over the tracker's size
+ * cap stay terrain (counted in *too_large, may be NULL). Returns the bodies
+ * made; their handles are appended to the list q_world_detached reads. With
+ * a chunk budget the connectivity update may need several calls before any
+ * island is detached (*pending true, may be NULL). */
+size_t q_world_detach_islands(q_world *w, const q_detach_params *p, size_t *too_large, bool *pending, char *err,
+                              size_t errlen);
+/* Bodies detached since the last q_world_step call began (auto_detach in
+ * the steps, and manual calls after them). */
+size_t q_world_detached(const q_world *w, const q_handle **out);
+/* Each step of an auto_detach world relabels at most this many chunks. */
+#define Q_AUTO_DETACH_CHUNKS 64
+
 /* Brittle bodies smaller than this (cubic voxels) no longer shatter on
  * their own, so fragments of fragments stop somewhere; each break makes
  * Q_BRITTLE_PIECES fragments. */

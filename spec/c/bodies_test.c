@@ -272,6 +272,54 @@ static void test_brittle(void)
     q_world_destroy(w);
 }
 
+static void test_detach(void)
+{
+    char err[256];
+    q_world_def wd = q_default_world_def();
+    wd.threads = 0;
+    q_world *w = q_world_create(&wd, err, sizeof err);
+    q_terrain *t = q_world_terrain(w);
+    int rock = q_material_find("rock"), wood = q_material_find("wood");
+    q_terrain_fill_region(t, (q_box){{0, 0, 0}, {48, 8, 48}}, (uint8_t)rock, err, sizeof err);
+    /* a pillar of wood on rock, joined to the ground by one layer */
+    q_terrain_fill_region(t, (q_box){{20, 8, 20}, {24, 9, 24}}, (uint8_t)rock, err, sizeof err);
+    q_terrain_fill_region(t, (q_box){{20, 9, 20}, {24, 20, 24}}, (uint8_t)wood, err, sizeof err);
+    q_detach_params p = q_default_detach_params();
+    size_t big = 0;
+    size_t none = q_world_detach_islands(w, &p, &big, NULL, err, sizeof err);
+    report("nothing detaches from connected terrain", none == 0);
+    /* cut the joint: the pillar floats free */
+    q_terrain_fill_region(t, (q_box){{20, 8, 20}, {24, 9, 24}}, 0, err, sizeof err);
+    uint8_t mat[4 * 11 * 4], occ[4 * 11 * 4];
+    q_terrain_read(t, (q_box){{20, 9, 20}, {24, 20, 24}}, mat, occ, err, sizeof err);
+    double expect = 0;
+    for (size_t i = 0; i < sizeof occ; i++)
+        expect += occ[i] / 255.0 * q_material_get(mat[i])->density;
+    uint64_t before = q_terrain_hash(t);
+    size_t made = q_world_detach_islands(w, &p, &big, NULL, err, sizeof err);
+    const q_handle *hs;
+    q_world_detached(w, &hs);
+    q_body_state st;
+    bool got = made == 1 && q_body_get(q_world_bodies(w), hs[0], &st);
+    printf("# detach: %zu bodies, mass %.3f (voxels say %.3f), material %d (wood %d)\n", made, got ? st.mass : 0,
+           expect, got ? st.material : -1, wood);
+    report("cutting the joint detaches exactly the pillar", got);
+    report("its mass is the sum of occupancy x density", got && fabs(st.mass - expect) < 1e-9 * expect);
+    report("its material is the one with the most mass", got && st.material == wood);
+    /* the terrain now equals one where the pillar was never built */
+    q_terrain *plain = q_terrain_create(NULL);
+    q_terrain_fill_region(plain, (q_box){{0, 0, 0}, {48, 8, 48}}, (uint8_t)rock, err, sizeof err);
+    report("the terrain after the detach equals one where the pillar never was",
+           q_terrain_hash(t) == q_terrain_hash(plain) && q_terrain_hash(t) != before);
+    q_terrain_destroy(plain);
+    double y0 = got ? st.position[1] : 0;
+    for (int i = 0; i < 30; i++)
+        q_world_step(w, wd.step);
+    got = got && q_body_get(q_world_bodies(w), hs[0], &st);
+    report("the detached pillar falls", got && st.position[1] < y0 - 0.5);
+    q_world_destroy(w);
+}
+
 int main(void)
 {
     test_free_fall();
@@ -281,6 +329,7 @@ int main(void)
     test_determinism();
     test_shatter();
     test_brittle();
+    test_detach();
     printf("1..%d\n", test_no);
     return failures != 0;
 }
