@@ -241,6 +241,132 @@ describe("clipmap LOD", function()
     assert.is_true(math.abs(after:volume() - lod0:volume()) < 0.01 * lod0:volume())
   end)
 
+  -- Every vertex and index of a mesh as one string: equal strings are equal
+  -- meshes, down to the float bits printed by %a.
+  local function serial(m)
+    local parts = {}
+    for _, v in ipairs(m:vertices()) do
+      parts[#parts + 1] = string.format("%a %a %a", v.x, v.y, v.z)
+    end
+    parts[#parts + 1] = table.concat(m:indices(), " ")
+    return table.concat(parts, "\n")
+  end
+
+  local D = {40, 80, 120, 160}
+  -- clipmap.h's rule, computed here: level = number of distances <= the
+  -- distance from the viewer to the chunk's box
+  local function level(v, cx, cy, cz)
+    local d2 = 0
+    for a, c in ipairs{cx, cy, cz} do
+      local lo, hi = c * 32, c * 32 + 32
+      local e = v[a] < lo and lo - v[a] or v[a] > hi and v[a] - hi or 0
+      d2 = d2 + e * e
+    end
+    local d, L = math.sqrt(d2), 0
+    while L < 4 and d >= D[L + 1] do L = L + 1 end
+    return L
+  end
+  local LO, HI = {-1, -1, -1}, {193, 49, 193}
+  local function hills(threads)
+    local w = quarry.world.new{threads = threads}
+    w.terrain:generate{kind = "hills", size = {192, 48, 192}, seed = 5}
+    return w
+  end
+  local function fresh(v, edit, threads)
+    local w = hills(threads)
+    if edit then edit(w) end
+    w:set_viewer(v, {distances = D})
+    return (w:lod_mesh(LO, HI, {wait = true}))
+  end
+
+  it("a viewer move rebuilds only the blocks whose level changed and equals a fresh build", function()
+    local w = hills()
+    local v = {40, 30, 40}
+    w:set_viewer(v, {distances = D})
+    local _, first = w:lod_mesh(LO, HI, {wait = true})
+    -- blocks cover the chunks [c0 - 1, c1] of the box: x, z -2..6, y -2..1
+    assert.are.equal(9 * 4 * 9, first.blocks)
+    assert.are.equal(first.blocks, first.rebuilt_blocks)
+    for step, nv in ipairs{{48, 30, 40}, {80, 30, 40}, {80, 30, 72}, {81, 31, 72}, {150, 20, 160}, {40, 30, 40}} do
+      w:set_viewer(nv)
+      local m, info = w:lod_mesh(LO, HI, {wait = true})
+      local changed = 0
+      for cz = -2, 6 do for cy = -2, 1 do for cx = -2, 6 do
+        if level(v, cx, cy, cz) ~= level(nv, cx, cy, cz) then changed = changed + 1 end
+      end end end
+      v = nv
+      assert.are.equal(changed, info.rebuilt_blocks, "step " .. step)
+      assert.are.equal(0, info.remeshed_chunks)
+      assert.is_true(info.current)
+      if step == 1 then -- 8 voxels over: thin shells of blocks
+        assert.is_true(changed > 0 and changed < info.blocks / 4, changed .. " of " .. info.blocks)
+      end
+      -- a seam joins the blocks of its chunk + {0,1}^3
+      assert.is_true(info.rebuilt_seams <= 8 * info.rebuilt_blocks)
+      local open, nonman = edge_check(m)
+      assert.are.equal(0, open, "crack after step " .. step)
+      assert.is_true(nonman < 0.02 * 3 * m:triangle_count())
+      -- from scratch, serially, in a world that never saw the other viewers
+      local f = fresh(nv, nil, 0)
+      assert.is_true(serial(f) == serial(m), "step " .. step .. " differs from a fresh build")
+    end
+  end)
+
+  it("an edit rebuilds only the blocks around it and equals a fresh build", function()
+    local w = hills()
+    local v = {100, 30, 100}
+    w:set_viewer(v, {distances = D})
+    local before, i0 = w:lod_mesh(LO, HI, {wait = true})
+    local function carve(x) x.terrain:carve_ball({64, 20, 96}, 5) end
+    carve(w)
+    local m, info = w:lod_mesh(LO, HI, {wait = true})
+    assert.is_true(info.remeshed_chunks >= 1 and info.remeshed_chunks <= 8, info.remeshed_chunks)
+    -- a block reads the pieces of its chunk + {0,1}^3
+    assert.is_true(info.rebuilt_blocks >= 1 and info.rebuilt_blocks <= 8 * info.remeshed_chunks)
+    assert.is_true(info.rebuilt_blocks < i0.blocks / 8)
+    assert.are_not.equal(serial(before), serial(m))
+    assert.are.equal(0, (edge_check(m)))
+    assert.is_true(serial(fresh(v, carve, 0)) == serial(m), "edit differs from a fresh build")
+  end)
+
+  it("rebuilds on a worker: lod_mesh() returns the last complete mesh until the new one is done", function()
+    local w = hills()
+    local a, b, c = {40, 30, 40}, {150, 30, 150}, {100, 30, 40}
+    w:set_viewer(a, {distances = D})
+    local ma = w:lod_mesh(LO, HI, {wait = true})
+    w:set_viewer(b)
+    local m1, i1 = w:lod_mesh(LO, HI) -- starts the rebuild, returns at once
+    assert.is_false(i1.current)
+    assert.is_true(serial(m1) == serial(ma), "not the last complete mesh")
+    local mb, ib = w:lod_mesh(LO, HI, {wait = true})
+    assert.is_true(ib.current)
+    local fb = fresh(b, nil, 0)
+    assert.is_true(serial(fb) == serial(mb))
+    -- an edit while a rebuild runs: the worker reads its own copy of the
+    -- terrain; the next rebuild picks the edit up
+    w:set_viewer(c)
+    local m2 = w:lod_mesh(LO, HI)
+    local s2 = serial(m2)
+    assert.is_true(s2 == serial(mb), "not the last complete mesh")
+    local function fill(x) x.terrain:fill_ball({100, 40, 40}, 6, "rock") end
+    fill(w)
+    -- whatever is published meanwhile is a whole mesh: b's, or c's before the edit
+    local m3, i3 = w:lod_mesh(LO, HI)
+    assert.is_false(i3.current)
+    assert.are.equal(0, (edge_check(m3)))
+    local s3 = serial(m3)
+    assert.is_true(s3 == serial(mb) or s3 == serial(fresh(c, nil, 0)))
+    local mc, ic = w:lod_mesh(LO, HI, {wait = true})
+    assert.is_true(ic.current)
+    assert.is_true(serial(fresh(c, fill, 0)) == serial(mc), "differs from a fresh build after the edit")
+    -- lod_mesh() with nothing pending returns the same mesh, current
+    local again, ia = w:lod_mesh(LO, HI)
+    assert.is_true(ia.current)
+    assert.is_true(serial(again) == serial(mc))
+    assert.has_error(function() w:lod_mesh{wiat = true} end)
+    assert.has_error(function() w:lod_mesh(LO, HI, {wait = 1}) end)
+  end)
+
   it("stats report triangles per LOD; bad input is refused", function()
     local w = quarry.world.new{}
     w.terrain:fill_ball({40, 40, 40}, 20, "rock")
