@@ -27,12 +27,15 @@
 #include "core/digest.h"
 #include "voxel/material.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -216,6 +219,78 @@ static bool chunk_record(const q_chunk_view *v, ZSTD_CCtx *cctx, unsigned char *
     return true;
 }
 
+/* True when process pid has ended: kill(pid, 0) fails with ESRCH, or it is a
+ * zombie (ended, not yet reaped by its parent, which for an orphan may take a
+ * while; kill() still finds it, Linux's /proc shows state Z). EPERM (alive,
+ * another user's) counts as alive. */
+static bool process_gone(long pid)
+{
+    if (kill((pid_t)pid, 0) != 0)
+        return errno == ESRCH;
+    char name[64], text[512];
+    snprintf(name, sizeof name, "/proc/%ld/stat", pid);
+    int fd = open(name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    text[n] = 0;
+    /* "pid (comm) S ...": comm may hold spaces and parentheses */
+    const char *end = strrchr(text, ')');
+    return end && end[1] == ' ' && (end[2] == 'Z' || end[2] == 'X');
+}
+
+/* A save killed between creating "<path>.tmp-<pid>" and renaming it onto path
+ * leaves that file behind. Removes the ones of this path whose writer has
+ * ended (process_gone). A live writer's file stays: two processes saving the
+ * same path never delete each other's file mid-write. A stale file whose pid
+ * has been reused stays until that process ends. Best effort, and it never
+ * touches path itself, so it cannot weaken the guarantee that path holds a
+ * whole save. */
+static void remove_stale_temps(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base);
+    char dir[4096];
+    if (blen == 0)
+        return;
+    if (!slash) {
+        snprintf(dir, sizeof dir, ".");
+    } else if (slash == path) {
+        snprintf(dir, sizeof dir, "/");
+    } else {
+        size_t dlen = (size_t)(slash - path);
+        if (dlen >= sizeof dir)
+            return;
+        memcpy(dir, path, dlen);
+        dir[dlen] = 0;
+    }
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const long self = (long)getpid();
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, blen) != 0 || strncmp(name + blen, ".tmp-", 5) != 0)
+            continue;
+        /* the pid exactly as the saver writes it: decimal, no sign, no leading 0 */
+        const char *digits = name + blen + 5;
+        long pid = 0;
+        int nd = 0;
+        while (digits[nd] >= '0' && digits[nd] <= '9' && nd < 10)
+            pid = 10 * pid + (digits[nd++] - '0');
+        if (nd == 0 || digits[nd] != 0 || digits[0] == '0' || pid == self || pid > INT32_MAX)
+            continue;
+        if (process_gone(pid))
+            unlinkat(dirfd(d), name, 0);
+    }
+    closedir(d);
+}
+
 q_status q_world_save(const q_world *w, const char *path, char *err, size_t errlen)
 {
     q_terrain *t = q_world_terrain((q_world *)w);
@@ -240,6 +315,7 @@ q_status q_world_save(const q_world *w, const char *path, char *err, size_t errl
         goto done;
     }
     q_terrain_chunk_views(t, views);
+    remove_stale_temps(path); /* first: frees the space they hold */
 
     fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
