@@ -38,7 +38,7 @@ q_bodies *q_bodies_create(q_terrain_physics *tp, q_jobs *jobs, double voxel_size
     return b;
 }
 
-static void free_body(q_body *body)
+void q_body_free(q_body *body)
 {
     q_collider_free(body->shape);
     if (body->name)
@@ -53,7 +53,7 @@ void q_bodies_destroy(q_bodies *b)
         return;
     for (size_t i = 0; i < b->bodies.count; i++)
         if (b->bodies.data[i].alive)
-            free_body(&b->bodies.data[i]);
+            q_body_free(&b->bodies.data[i]);
     q_array_free(&b->bodies);
     q_array_free(&b->order);
     q_array_free(&b->pairs);
@@ -151,7 +151,7 @@ static bool check_rotation(const double q[4], double out[4], char *err, size_t e
 /* Buoyancy samples: cell centres of a grid over the shape's bounds that lie
  * inside the shape, each standing for an equal share of the volume. A box
  * aligned with the grid gets its volume exactly, column by column. */
-static bool make_samples(q_body *body)
+bool q_body_make_samples(q_body *body)
 {
     const q_collider *s = body->shape;
     double ext[3];
@@ -275,12 +275,12 @@ q_handle q_body_create(q_bodies *b, const q_body_def *def, char *err, size_t err
     size_t name_len = def->name ? strlen(def->name) : 0;
     body.name = def->name ? q_alloc(name_len + 1) : NULL;
     q_handle h = (def->name && !body.name) ? Q_NULL_HANDLE : q_handle_alloc(&b->handles);
-    bool ok = !q_handle_is_null(h) && make_samples(&body) &&
+    bool ok = !q_handle_is_null(h) && q_body_make_samples(&body) &&
               q_array_reserve(&b->bodies, (size_t)q_handle_slot(h) + 1);
     if (!ok) {
         if (!q_handle_is_null(h))
             q_handle_release(&b->handles, h);
-        free_body(&body);
+        q_body_free(&body);
         snprintf(err, errlen, "out of memory");
         return Q_NULL_HANDLE;
     }
@@ -307,7 +307,7 @@ bool q_body_destroy(q_bodies *b, q_handle h)
         b->awake--;
     /* Bodies it held up wake and fall. */
     q_bodies_wake_box(b, body->min, body->max);
-    free_body(body);
+    q_body_free(body);
     q_handle_release(&b->handles, h);
     b->live--;
     return true;

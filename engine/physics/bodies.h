@@ -193,6 +193,23 @@ typedef struct q_breakage {
 } q_breakage;
 size_t q_bodies_breakages(const q_bodies *b, const q_breakage **out);
 
+/* ---- files (bodies_io.c) ---- */
+
+struct q_buf;
+struct q_reader;
+/* Appends everything the set holds (handles with their generations, bodies
+ * with their shapes and state, the contact cache that warm-starts the next
+ * step) so that a set read back continues bit for bit as this one would.
+ * False when out of memory. */
+bool q_bodies_write(const q_bodies *b, struct q_buf *out);
+/* Reads what q_bodies_write wrote into an empty set; material ids go
+ * through remap (file id -> id here; material_count ids in the file).
+ * False with a message for a truncated or inconsistent record (the set is
+ * then left empty). Call after the terrain is restored: edits before this
+ * call do not wake the bodies. */
+bool q_bodies_read(q_bodies *b, struct q_reader *in, const uint8_t *remap, int material_count, char *err,
+                   size_t errlen);
+
 /* Digest of every body's state (bits of position, rotation, velocities,
  * sleeping) in slot order. */
 uint64_t q_bodies_hash(const q_bodies *b);

@@ -110,6 +110,10 @@ struct q_bodies {
 };
 #define Q_PAIR_MANIFOLDS 8
 
+/* Frees what a body record owns and zeroes it. */
+void q_body_free(q_body *body);
+/* Fills the buoyancy samples from the shape, com and volume. */
+bool q_body_make_samples(q_body *body);
 /* The live body of a handle, or NULL. */
 q_body *q_bodies_get(const q_bodies *b, q_handle h);
 /* Recomputes the world inverse inertia and bounds after x or q changed. */

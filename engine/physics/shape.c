@@ -148,6 +148,82 @@ static void free_hull(q_hull_data *h)
         q_free(h, hull_bytes(h->vertex_count, h->face_count, h->face_start[h->face_count], h->edge_count));
 }
 
+/* Bounds of a hull's vertices into s->min, s->max. */
+static void hull_bounds(q_collider *s)
+{
+    const q_hull_data *h = s->hull;
+    for (int k = 0; k < 3; k++) {
+        s->min[k] = INFINITY;
+        s->max[k] = -INFINITY;
+    }
+    for (uint32_t i = 0; i < h->vertex_count; i++)
+        for (int k = 0; k < 3; k++) {
+            s->min[k] = fmin(s->min[k], h->vertices[3 * i + k]);
+            s->max[k] = fmax(s->max[k], h->vertices[3 * i + k]);
+        }
+}
+
+/* Whether a hull's arrays are consistent: indices in range, offsets
+ * increasing, every number finite (a file must not crash the engine). */
+static bool hull_data_valid(const q_hull_data *d)
+{
+    if (d->vertex_count < 4 || d->face_count < 4 || d->vertex_count > Q_HULL_MAX_POINTS ||
+        d->face_count > 2 * Q_HULL_MAX_POINTS || d->edge_count > 3 * Q_HULL_MAX_POINTS || d->face_start[0] != 0)
+        return false;
+    for (uint32_t i = 0; i < 3 * d->vertex_count; i++)
+        if (!isfinite(d->vertices[i]) || fabs(d->vertices[i]) > 1e12)
+            return false;
+    for (uint32_t i = 0; i < 4 * d->face_count; i++)
+        if (!isfinite(d->planes[i]))
+            return false;
+    for (uint32_t f = 0; f < d->face_count; f++)
+        if (d->face_start[f + 1] < d->face_start[f] + 3 || d->face_start[f + 1] > 6 * Q_HULL_MAX_POINTS)
+            return false;
+    for (uint32_t i = 0; i < d->face_start[d->face_count]; i++)
+        if (d->face_vertices[i] >= d->vertex_count)
+            return false;
+    for (uint32_t e = 0; e < 2 * d->edge_count; e++)
+        if (d->edges[e] >= d->vertex_count || d->edge_faces[e] >= d->face_count)
+            return false;
+    return true;
+}
+
+q_collider *q_collider_hull_data(const q_hull_data *d, char *err, size_t errlen)
+{
+    if (!hull_data_valid(d)) {
+        snprintf(err, errlen, "inconsistent hull data");
+        return NULL;
+    }
+    uint32_t nv = d->vertex_count, nf = d->face_count, nfv = d->face_start[nf], ne = d->edge_count;
+    size_t hb = hull_bytes(nv, nf, nfv, ne);
+    q_hull_data *h = q_calloc(1, hb);
+    q_collider *s = h ? new_collider(Q_COLLIDER_HULL, err, errlen) : NULL;
+    if (!s) {
+        if (h)
+            q_free(h, hb);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->vertex_count = nv;
+    h->face_count = nf;
+    h->edge_count = ne;
+    h->vertices = (double *)(h + 1);
+    h->planes = h->vertices + 3 * (size_t)nv;
+    h->face_start = (uint32_t *)(h->planes + 4 * (size_t)nf);
+    h->face_vertices = h->face_start + nf + 1;
+    h->edges = h->face_vertices + nfv;
+    h->edge_faces = h->edges + 2 * (size_t)ne;
+    memcpy(h->vertices, d->vertices, (size_t)nv * 3 * sizeof(double));
+    memcpy(h->planes, d->planes, (size_t)nf * 4 * sizeof(double));
+    memcpy(h->face_start, d->face_start, ((size_t)nf + 1) * sizeof(uint32_t));
+    memcpy(h->face_vertices, d->face_vertices, (size_t)nfv * sizeof(uint32_t));
+    memcpy(h->edges, d->edges, 2 * (size_t)ne * sizeof(uint32_t));
+    memcpy(h->edge_faces, d->edge_faces, 2 * (size_t)ne * sizeof(uint32_t));
+    s->hull = h;
+    hull_bounds(s);
+    return s;
+}
+
 /* Union-find over triangles, for merging coplanar neighbours. */
 static uint32_t uf_find(uint32_t *parent, uint32_t i)
 {
@@ -419,15 +495,7 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
         goto done;
     }
     s->hull = h;
-    for (int k = 0; k < 3; k++) {
-        s->min[k] = INFINITY;
-        s->max[k] = -INFINITY;
-    }
-    for (uint32_t i = 0; i < nv; i++)
-        for (int k = 0; k < 3; k++) {
-            s->min[k] = fmin(s->min[k], pos[3 * i + k]);
-            s->max[k] = fmax(s->max[k], pos[3 * i + k]);
-        }
+    hull_bounds(s);
 done:
     q_free(vin, n * sizeof(uint32_t));
     q_free(idx, ib * sizeof(uint32_t));

@@ -70,6 +70,11 @@ q_collider *q_collider_capsule(double radius, double half_height, char *err, siz
 /* Convex hull of n points (geom/quickhull.h). Flat, collinear or coincident
  * points (a hull with no volume) are refused with a message. */
 q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t errlen);
+/* A hull from its arrays exactly as another hull holds them (for files:
+ * geometry and feature numbering survive a round trip bit for bit). The
+ * arrays are copied after a consistency check; NULL with a message when they
+ * do not describe a hull's structure. */
+q_collider *q_collider_hull_data(const q_hull_data *d, char *err, size_t errlen);
 /* Takes ownership of the parts' shapes (on failure too). */
 q_collider *q_collider_compound(q_collider_part *parts, uint32_t count, char *err, size_t errlen);
 void q_collider_free(q_collider *s);
