@@ -9,6 +9,8 @@
 #include <lua.h>
 #include <stdbool.h>
 
+#include "core/handle.h"
+
 #define QL_VEC3 "quarry.Vec3"
 #define QL_QUAT "quarry.Quat"
 #define QL_WORLD "quarry.World"
@@ -88,5 +90,33 @@ struct q_world;
 struct q_world *ql_check_world(lua_State *L, int idx);
 /* Pushes a Terrain userdata for the World userdata at idx. */
 void ql_push_terrain(lua_State *L, int world_idx);
+
+/* Rigid bodies (body.c): the Body class; World:spawn, bodies, on, shapecast. */
+void ql_open_bodies(lua_State *L);
+/* Pushes the Body of handle h in the World userdata at world_idx (the same
+ * userdata every time for the same body). */
+void ql_push_body(lua_State *L, int world_idx, q_handle h);
+/* Calls the contact, shatter and detach callbacks for what the last
+ * world:step produced. */
+void ql_dispatch_events(lua_State *L, int world_idx);
+/* opts.ignore (a list of Bodies) of the options table at opts_idx (none or
+ * nil: empty) as handles in a buffer pushed on the stack; returns the count. */
+size_t ql_check_ignore(lua_State *L, int opts_idx, q_handle **out);
+typedef struct ql_body_hit {
+    q_handle body;
+    double distance, normal[3];
+} ql_body_hit;
+/* Bodies along the ray (dir unit length) within max_distance, nearest first,
+ * at most max_hits, skipping opts.ignore; pushes scratch values, among them
+ * the hits buffer *out. Returns the count. */
+size_t ql_raycast_bodies(lua_State *L, int world_idx, int opts_idx, const double origin[3], const double dir[3],
+                         double max_distance, size_t max_hits, ql_body_hit **out);
+/* Pushes a hit table like the terrain's with body = Body and terrain = false. */
+void ql_push_body_hit(lua_State *L, int world_idx, const double origin[3], const double dir[3],
+                      const ql_body_hit *h);
+/* Pushes the array of bodies overlapping a sphere (half NULL) or a box of
+ * half extents half, less opts.ignore. */
+void ql_push_overlap_bodies(lua_State *L, int world_idx, int opts_idx, const double center[3], double radius,
+                            const double *half);
 
 #endif

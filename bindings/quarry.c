@@ -2,7 +2,7 @@
  *
  *   quarry.vec3, quarry.quat      (vec.c)
  *   quarry.material               (material.c)
- *   quarry.world                  (world.c; Terrain in terrain.c)
+ *   quarry.world                  (world.c; Terrain in terrain.c, bodies in body.c)
  *   quarry.mesh                   (mesh.c: the Mesh type)
  *   quarry.hull                   (geom.c)
  *   quarry.gridsort               (gridsort.c: grid-sort raycasts over a Mesh)
@@ -35,6 +35,7 @@ int luaopen_quarry(lua_State *L)
     lua_setfield(L, -2, "material");
     ql_open_world(L);
     lua_setfield(L, -2, "world");
+    ql_open_bodies(L);
     ql_open_mesh(L);
     lua_setfield(L, -2, "mesh");
     ql_open_decompose(L);

@@ -1,7 +1,8 @@
 /* quarry.world: World userdata holding a generational handle to an engine
  * world. The userdata owns the world: __gc, __close and destroy() free it,
- * and any later use raises "attempt to use a destroyed world". Its uservalue
- * caches the Terrain userdata so `world.terrain` is always the same object.
+ * and any later use raises "attempt to use a destroyed world". Its first
+ * uservalue caches the Terrain userdata so `world.terrain` is always the same
+ * object; the second holds body.c's Body objects and event handlers.
  */
 #include "common.h"
 
@@ -31,7 +32,7 @@ struct q_world *ql_check_world(lua_State *L, int idx)
 /* Wraps an engine world in a new World userdata (taking ownership). */
 static void push_world(lua_State *L, q_world *w)
 {
-    lworld *u = lua_newuserdatauv(L, sizeof *u, 1);
+    lworld *u = lua_newuserdatauv(L, sizeof *u, 2);
     u->h = Q_NULL_HANDLE;
     luaL_setmetatable(L, QL_WORLD);
     u->h = q_world_register(w);
@@ -101,6 +102,8 @@ static int world_step(lua_State *L)
     int n = q_world_step(w, dt);
     if (n < 0)
         return luaL_argerror(L, 2, lua_pushfstring(L, "dt must be finite and >= 0, got %f", dt));
+    if (n > 0)
+        ql_dispatch_events(L, 1);
     lua_pushinteger(L, n);
     return 1;
 }
@@ -142,12 +145,23 @@ static int world_stats(lua_State *L)
                   {"cached_chunks", s.cached_chunks},
                   {"triangles", s.triangles},
                   {"kd_nodes", s.kd_nodes},
-                  {"gridsort_batches", s.gridsort_batches}};
-    int n = (int)(sizeof fields / sizeof fields[0]);
-    lua_createtable(L, 0, n);
+                  {"gridsort_batches", s.gridsort_batches},
+                  {"pairs", s.body_pairs},
+                  {"manifolds", s.manifolds},
+                  {"contacts", s.contacts}};
+    const struct {
+        const char *name;
+        double value;
+    } times[] = {{"ms_broadphase", s.ms_broadphase}, {"ms_narrowphase", s.ms_narrowphase}, {"ms_solver", s.ms_solver}};
+    int n = (int)(sizeof fields / sizeof fields[0]), nt = (int)(sizeof times / sizeof times[0]);
+    lua_createtable(L, 0, n + nt);
     for (int i = 0; i < n; i++) {
         lua_pushinteger(L, (lua_Integer)fields[i].value);
         lua_setfield(L, -2, fields[i].name);
+    }
+    for (int i = 0; i < nt; i++) {
+        lua_pushnumber(L, times[i].value);
+        lua_setfield(L, -2, times[i].name);
     }
     return 1;
 }
@@ -166,16 +180,17 @@ static int world_save(lua_State *L)
     return 1;
 }
 
-/* ---- queries (API.md "Queries"); bodies join with the rigid-body issue ---- */
+/* ---- queries (API.md "Queries"): terrain here, bodies through body.c ---- */
 
 typedef struct query_opts {
     unsigned flags;
     bool exact; /* overlaps: false asks the bit broadphase only (conservative) */
+    bool bodies;
 } query_opts;
 
 static query_opts check_query_opts(lua_State *L, int idx)
 {
-    query_opts o = {Q_RAY_SOLID, true};
+    query_opts o = {Q_RAY_SOLID, true, true};
     if (lua_isnoneornil(L, idx))
         return o;
     static const char *const fields[] = {"terrain", "bodies", "water", "ignore", "exact", NULL};
@@ -190,6 +205,7 @@ static query_opts check_query_opts(lua_State *L, int idx)
         luaL_argerror(L, idx, "field 'ignore' must be a list of bodies");
     lua_pop(L, 1);
     o.flags = (terrain ? Q_RAY_SOLID : 0u) | (water ? Q_RAY_WATER : 0u);
+    o.bodies = bodies;
     return o;
 }
 
@@ -203,6 +219,13 @@ static void check_ray(lua_State *L, int idx, double origin[3], double dir[3], do
     if (!(m >= 0) || isnan(m))
         luaL_argerror(L, idx + 2, lua_pushfstring(L, "max_distance must be >= 0, got %s", luaL_tolstring(L, idx + 2, NULL)));
     *max_distance = m;
+}
+
+static void normalize(const double v[3], double out[3])
+{
+    double n = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+    for (int a = 0; a < 3; a++)
+        out[a] = v[a] / n;
 }
 
 static void push_hit(lua_State *L, const q_ray_hit *h)
@@ -230,11 +253,16 @@ static int world_raycast(lua_State *L)
     check_ray(L, 2, o, d, &maxd);
     query_opts opts = check_query_opts(L, 5);
     q_ray_hit hit;
-    if (!opts.flags || !q_terrain_physics_raycast(q_world_terrain_physics(w), o, d, maxd, opts.flags, &hit)) {
+    bool terrain = opts.flags && q_terrain_physics_raycast(q_world_terrain_physics(w), o, d, maxd, opts.flags, &hit);
+    ql_body_hit *body;
+    double unit[3];
+    normalize(d, unit);
+    if (opts.bodies && ql_raycast_bodies(L, 1, 5, o, unit, terrain ? hit.distance : maxd, 1, &body))
+        ql_push_body_hit(L, 1, o, unit, body);
+    else if (terrain)
+        push_hit(L, &hit);
+    else
         lua_pushnil(L);
-        return 1;
-    }
-    push_hit(L, &hit);
     return 1;
 }
 
@@ -244,6 +272,7 @@ static int world_raycast_all(lua_State *L)
     double o[3], d[3], maxd;
     check_ray(L, 2, o, d, &maxd);
     query_opts opts = check_query_opts(L, 5);
+    lua_settop(L, 5); /* opts stays at 5 for ql_raycast_bodies */
     q_terrain_physics *p = q_world_terrain_physics(w);
     size_t cap = 64, n = 0;
     q_ray_hit *hits = NULL;
@@ -255,10 +284,17 @@ static int world_raycast_all(lua_State *L)
         lua_pop(L, 1);
         cap = n;
     }
-    lua_createtable(L, (int)n, 0);
-    for (size_t i = 0; i < n; i++) {
-        push_hit(L, &hits[i]);
-        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    ql_body_hit *bh = NULL;
+    double unit[3];
+    normalize(d, unit);
+    size_t nb = opts.bodies ? ql_raycast_bodies(L, 1, 5, o, unit, maxd, SIZE_MAX, &bh) : 0;
+    lua_createtable(L, (int)(n + nb), 0);
+    for (size_t i = 0, j = 0; i + j < n + nb;) { /* merge: both lists are nearest first */
+        if (j < nb && (i == n || bh[j].distance < hits[i].distance))
+            ql_push_body_hit(L, 1, o, unit, &bh[j++]);
+        else
+            push_hit(L, &hits[i++]);
+        lua_rawseti(L, -2, (lua_Integer)(i + j));
     }
     return 1;
 }
@@ -300,9 +336,15 @@ static int world_raycast_batch(lua_State *L)
     return 1;
 }
 
-static int push_overlap(lua_State *L, q_overlap o, unsigned flags)
+/* Pushes bodies, touches_terrain, touches_water; the shape is a sphere of
+ * radius r, or a box of half extents half. */
+static int push_overlap(lua_State *L, q_overlap o, query_opts opts, const double c[3], double r, const double *half)
 {
-    lua_newtable(L); /* bodies: none until the rigid-body issue */
+    unsigned flags = opts.flags;
+    if (opts.bodies)
+        ql_push_overlap_bodies(L, 1, 4, c, r, half);
+    else
+        lua_newtable(L);
     lua_pushboolean(L, (flags & Q_RAY_SOLID) && o.solid);
     lua_pushboolean(L, o.water);
     return 3;
@@ -318,9 +360,9 @@ static int world_overlap_sphere(lua_State *L)
     q_terrain_physics *p = q_world_terrain_physics(w);
     if (!opts.exact) {
         double mn[3] = {c[0] - r, c[1] - r, c[2] - r}, mx[3] = {c[0] + r, c[1] + r, c[2] + r};
-        return push_overlap(L, q_terrain_physics_broadphase(p, mn, mx), opts.flags);
+        return push_overlap(L, q_terrain_physics_broadphase(p, mn, mx), opts, c, r, NULL);
     }
-    return push_overlap(L, q_terrain_physics_overlap_sphere(p, c, r), opts.flags);
+    return push_overlap(L, q_terrain_physics_overlap_sphere(p, c, r), opts, c, r, NULL);
 }
 
 static int world_overlap_box(lua_State *L)
@@ -336,9 +378,9 @@ static int world_overlap_box(lua_State *L)
     q_terrain_physics *p = q_world_terrain_physics(w);
     if (!opts.exact) {
         double mn[3] = {c[0] - h[0], c[1] - h[1], c[2] - h[2]}, mx[3] = {c[0] + h[0], c[1] + h[1], c[2] + h[2]};
-        return push_overlap(L, q_terrain_physics_broadphase(p, mn, mx), opts.flags);
+        return push_overlap(L, q_terrain_physics_broadphase(p, mn, mx), opts, c, 0, h);
     }
-    return push_overlap(L, q_terrain_physics_overlap_box(p, c, h), opts.flags);
+    return push_overlap(L, q_terrain_physics_overlap_box(p, c, h), opts, c, 0, h);
 }
 
 static int world_destroy(lua_State *L)
