@@ -244,7 +244,8 @@ static bool *debug_flag(q_debug_flags *f, int i)
 
 /* debug{wireframe=, chunks=, broadphase=, contacts=, kdtree=, lod=} sets the
  * named switches (booleans; others unchanged); debug() only reads. Returns a
- * table of all switches. */
+ * table of all switches. wireframe, chunks, contacts and lod are the
+ * defaults of draw_world's options of those names. */
 static int g_debug(lua_State *L)
 {
     q_debug_flags flags = *q_host_debug_flags(host_of(L));
@@ -397,10 +398,16 @@ static void read_bake(lua_State *L, int v, int arg, q_draw_world_opts *o)
 
 /* draw_world(world [, opts]) -> true | nil, message. Draws the world into
  * the frame now (call it from quarry.draw), remeshing the render chunks that
- * changed since it was last drawn. opts: wireframe, chunks (booleans; default
- * from debug{}), water (boolean, default true), fog (metres at which fog is
- * half, or false for none; default 400 voxels), bake (default false; see
- * below). Headless it only checks its arguments.
+ * changed since it was last drawn, and its bodies. opts: wireframe, chunks,
+ * contacts (booleans; default from debug{}), water, bodies (booleans,
+ * default true), fog (metres at which fog is half, or false for none;
+ * default 400 voxels), bake (default false; see below). Headless it only
+ * checks its arguments.
+ *
+ * Bodies are drawn with their shapes' triangles in their materials'
+ * colours, darker while asleep. contacts = true marks the contact points of
+ * the last step over everything: a cross (red between bodies, orange on
+ * terrain, grey while only speculative) and a green normal.
  *
  * bake = true, or a table {sun_rays = 6, sun_cone = 0.035, sun_distance =
  * 48 voxels, ao_rays = 8, ao_radius = 4 voxels} (counts; cone half-angle in
@@ -417,7 +424,7 @@ static void read_bake(lua_State *L, int v, int arg, q_draw_world_opts *o)
  * draws unbaked and frees the bake data. */
 static int g_draw_world(lua_State *L)
 {
-    static const char *const keys[] = {"wireframe", "chunks", "water", "fog", "bake", NULL};
+    static const char *const keys[] = {"wireframe", "chunks", "water", "bodies", "contacts", "fog", "bake", NULL};
     q_world *w = ql_check_world(L, 1);
     q_host *h = host_of(L);
     q_draw_world_opts o = q_default_draw_world_opts(w);
@@ -425,11 +432,12 @@ static int g_draw_world(lua_State *L)
     o.wireframe = dbg->wireframe;
     o.chunks = dbg->chunks;
     o.lod = dbg->lod;
+    o.contacts = dbg->contacts;
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
         check_table_keys(L, 2, keys);
-        bool *flags[] = {&o.wireframe, &o.chunks, &o.water};
-        for (int i = 0; i < 3; i++) {
+        bool *flags[] = {&o.wireframe, &o.chunks, &o.water, &o.bodies, &o.contacts};
+        for (int i = 0; i < 5; i++) {
             int t = lua_getfield(L, 2, keys[i]);
             if (t == LUA_TBOOLEAN)
                 *flags[i] = lua_toboolean(L, -1);
@@ -526,19 +534,20 @@ static int g_text(lua_State *L)
 }
 
 /* stats() -> {chunks=, triangles=, draw_calls=, remeshed=, mesh_ms=,
- * gpu_bytes=, baked=, baked_vertices=, bake_ms=} for the frame so far (call
- * after draw_world): render chunks holding a mesh in the worlds drawn,
- * triangles and terrain draw calls issued, chunks remeshed and the
- * milliseconds it took (baking included), bytes of chunk meshes on the GPU,
- * chunks and vertices baked and the milliseconds baking took. All zero
- * headless. */
+ * gpu_bytes=, baked=, baked_vertices=, bake_ms=, bodies=, contacts=} for
+ * the frame so far (call after draw_world): render chunks holding a mesh in
+ * the worlds drawn, triangles and draw calls issued (terrain and bodies),
+ * chunks remeshed and the milliseconds it took (baking included), bytes of
+ * chunk and body meshes on the GPU, chunks and vertices baked and the
+ * milliseconds baking took, bodies drawn (inside the view) and contact
+ * points marked. All zero headless. */
 static int g_stats(lua_State *L)
 {
     q_renderer *r = q_host_renderer(host_of(L));
     q_render_stats st = {0};
     if (r)
         st = q_render_get_stats(r);
-    lua_createtable(L, 0, 9);
+    lua_createtable(L, 0, 11);
     lua_pushinteger(L, st.chunks);
     lua_setfield(L, -2, "chunks");
     lua_pushinteger(L, (lua_Integer)st.triangles);
@@ -557,6 +566,10 @@ static int g_stats(lua_State *L)
     lua_setfield(L, -2, "baked_vertices");
     lua_pushnumber(L, st.bake_ms);
     lua_setfield(L, -2, "bake_ms");
+    lua_pushinteger(L, st.bodies);
+    lua_setfield(L, -2, "bodies");
+    lua_pushinteger(L, st.contacts);
+    lua_setfield(L, -2, "contacts");
     return 1;
 }
 

@@ -181,8 +181,8 @@ q_renderer *q_render_create(q_gl_loader loader, char *err, size_t err_size)
     snprintf(r->describe, sizeof r->describe, "%s | %s", renderer ? renderer : "?",
              gl_version ? gl_version : "?");
     r->jobs = q_jobs_create(-1);
-    if (!q_terrain_draw_init(r, err, err_size) || !q_overlay_init(r, err, err_size) ||
-        !q_textures_update(r)) {
+    if (!q_terrain_draw_init(r, err, err_size) || !q_body_draw_init(r, err, err_size) ||
+        !q_overlay_init(r, err, err_size) || !q_textures_update(r)) {
         if (!err[0])
             snprintf(err, err_size, "out of memory for material textures");
         q_render_destroy(r);
@@ -196,6 +196,7 @@ void q_render_destroy(q_renderer *r)
     if (!r)
         return;
     q_terrain_draw_destroy(r);
+    q_body_draw_destroy(r);
     q_overlay_destroy(r);
     q_textures_destroy(r);
     q_jobs_destroy(r->jobs);
@@ -216,7 +217,7 @@ void q_render_begin_frame(q_renderer *r, int width, int height, int window_width
     r->window_width = window_width > 0 ? window_width : width;
     r->window_height = window_height > 0 ? window_height : height;
     memcpy(r->clear_color, clear_rgba, sizeof r->clear_color);
-    r->line_count = r->text_count = 0;
+    r->line_count = r->top_line_count = r->text_count = 0;
     int64_t gpu_bytes = r->stats.gpu_bytes;
     memset(&r->stats, 0, sizeof r->stats);
     r->stats.gpu_bytes = gpu_bytes;

@@ -1,7 +1,8 @@
 /* Quarry renderer: OpenGL 4.5 core through glad.
  *
  * Draws voxel worlds (render_terrain.c: per-chunk meshes of 32^3 render
- * chunks, remeshed from the terrain's change log on worker threads),
+ * chunks, remeshed from the terrain's change log on worker threads) and
+ * their rigid bodies (render_bodies.c),
  * triplanar material textures made at start-up (render_textures.c), and an
  * overlay of 3D lines and bitmap text (render_overlay.c); reads frames back
  * for screenshots.
@@ -88,11 +89,13 @@ typedef struct q_draw_world_opts {
     bool bake;        /* baked sun visibility and ambient occlusion (default false) */
     q_bake_def bake_def; /* rays of the bake; its sun is the renderer's (q_render_sun) */
     bool lod;         /* with a viewer set (world:set_viewer): colour the LOD mesh by level */
+    bool bodies;      /* the world's rigid bodies (default true) */
+    bool contacts;    /* marks at the contact points of the last step, over everything */
 } q_draw_world_opts;
 
 /* Defaults: no wireframe, no chunk boxes, water on, fog at 400 voxels, no
  * bake (bake_def: q_default_bake_def for the renderer's sun and the world's
- * voxel size). */
+ * voxel size), bodies on, no contact marks. */
 q_draw_world_opts q_default_draw_world_opts(const struct q_world *w);
 
 /* Unit direction towards the sun that lights every world. */
@@ -115,7 +118,17 @@ void q_render_sun(float out[3]);
  * the edit and away from the sun, up to bake_def.sun_distance, and within
  * bake_def.ao_radius all round. The cache keeps a CPU copy of each solid
  * mesh while baking is on; turning it on remeshes and bakes everything,
- * changing bake_def bakes everything, turning it off frees the copies. */
+ * changing bake_def bakes everything, turning it off frees the copies.
+ *
+ * Bodies (opts->bodies; render_bodies.c): every body of the world is drawn
+ * with its shape's triangles (q_collider_triangles) in its material's
+ * colour, darker while it sleeps, after the solid terrain and before the
+ * water. A body's mesh is uploaded when the renderer first sees it and freed
+ * in the first draw after the body is gone; all bodies of a world take one
+ * draw call. Contact marks (opts->contacts): at each contact point of the
+ * last step a small cross (red between bodies, orange on terrain, grey for
+ * speculative contacts not yet touching) and a green line 0.6 voxels long
+ * along the normal, drawn over everything at the end of the frame. */
 bool q_render_draw_world(q_renderer *r, uint64_t key, struct q_world *w, const q_camera *camera,
                          const q_draw_world_opts *opts, char *err, size_t err_size);
 
@@ -134,14 +147,16 @@ void q_render_text(q_renderer *r, const char *text, float x, float y, float scal
 
 typedef struct q_render_stats {
     int chunks;          /* render chunks holding a mesh, over the worlds drawn this frame */
-    int64_t triangles;   /* triangles drawn (solid and water, wireframe not counted) */
-    int draw_calls;      /* terrain draw calls */
+    int64_t triangles;   /* triangles drawn (terrain, water and bodies; wireframe not counted) */
+    int draw_calls;      /* terrain and body draw calls */
+    int bodies;          /* bodies drawn (inside the view) */
+    int contacts;        /* contact points marked */
     int remeshed;        /* chunks meshed this frame */
     double mesh_ms;      /* wall time spent meshing, baking and uploading this frame */
     int baked;           /* chunks baked this frame (remeshed or relit by an edit nearby) */
     int64_t baked_vertices; /* vertices whose rays were cast this frame */
     double bake_ms;      /* the part of mesh_ms spent baking (scene build and rays) */
-    int64_t gpu_bytes;   /* bytes of chunk meshes held for all worlds */
+    int64_t gpu_bytes;   /* bytes of chunk and body meshes held for all worlds */
 } q_render_stats;
 
 q_render_stats q_render_get_stats(const q_renderer *r);

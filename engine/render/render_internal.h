@@ -6,10 +6,13 @@
 #include <glad/gl.h>
 #include <stdint.h>
 
+#include "core/handle.h"
 #include "core/jobs.h"
 #include "render/render.h"
 
 typedef struct q_world_cache q_world_cache; /* render_terrain.c */
+typedef struct q_body_cache q_body_cache;   /* render_bodies.c */
+struct q_debug_contact;
 
 /* One vertex of a terrain chunk mesh as uploaded: 20 bytes. */
 typedef struct q_terrain_vertex {
@@ -56,10 +59,22 @@ struct q_renderer {
     GLint text_screen;
     q_line_vertex *lines;
     size_t line_count, line_capacity;
+    q_line_vertex *top_lines;  /* drawn without the depth test (debug marks) */
+    size_t top_line_count, top_line_capacity;
     q_text_vertex *text;
     size_t text_count, text_capacity;
     char *font_scratch;
     size_t font_scratch_size;
+
+    /* bodies (render_bodies.c); the scratch arrays are per frame */
+    GLuint body_program, body_vao, body_instance_buffer, body_command_buffer;
+    GLint body_view_proj, body_camera, body_fog_color, body_fog_density, body_sun;
+    q_handle *body_handles;
+    size_t body_handle_capacity;
+    void *body_instances, *body_commands;
+    size_t body_draw_capacity, body_command_capacity;
+    struct q_debug_contact *body_contacts;
+    size_t body_contact_capacity;
 
     /* world caches (render_terrain.c) */
     q_world_cache **worlds;
@@ -89,8 +104,28 @@ void q_terrain_draw_destroy(q_renderer *r);
 /* Frees caches of worlds not drawn in the last `frames` frames. */
 void q_terrain_draw_evict(q_renderer *r, uint64_t frames);
 
+/* render_bodies.c: what a world's draw shares with its bodies. */
+typedef struct q_body_view {
+    float view_proj[16];
+    float planes[6][4];   /* frustum planes, inside where n . x + d >= 0 */
+    float camera[3];
+    float fog_color[3];   /* linear RGB */
+    float fog_density;
+} q_body_view;
+bool q_body_draw_init(q_renderer *r, char *err, size_t err_size);
+void q_body_draw_destroy(q_renderer *r);
+/* Draws every body of w (meshes cached in *cache, created when needed);
+ * false with a message when out of memory (the others are still drawn). */
+bool q_body_draw(q_renderer *r, q_body_cache **cache, struct q_world *w, const q_body_view *view, char *err,
+                 size_t err_size);
+void q_body_cache_free(q_renderer *r, q_body_cache *c);
+/* Queues marks for the contact points of w's last step (on top). */
+void q_body_draw_contacts(q_renderer *r, struct q_world *w);
+
 /* render_overlay.c */
 bool q_overlay_init(q_renderer *r, char *err, size_t err_size);
+/* Queues a line drawn over everything (no depth test). */
+void q_overlay_top_line(q_renderer *r, const float a[3], const float b[3], const float rgba[4]);
 void q_overlay_destroy(q_renderer *r);
 void q_overlay_flush(q_renderer *r, const q_camera *camera);
 

@@ -1,5 +1,6 @@
 /* Overlay: 3D lines and screen text queued during a frame and drawn at its
- * end, lines depth tested against the scene, text on top of everything.
+ * end, lines depth tested against the scene (debug marks such as contact
+ * points on top of it), text on top of everything.
  *
  * Text uses stb_easy_font (libstb-dev), which builds glyphs from quads: no
  * font file, no texture. Its quads are turned into triangles here and drawn
@@ -83,6 +84,7 @@ void q_overlay_destroy(q_renderer *r)
     GLuint vaos[] = {r->line_vao, r->text_vao};
     glDeleteVertexArrays(2, vaos);
     free(r->lines);
+    free(r->top_lines);
     free(r->text);
     free(r->font_scratch);
 }
@@ -110,16 +112,27 @@ static void to_rgba8(const float rgba[4], uint8_t out[4])
     }
 }
 
-void q_render_line(q_renderer *r, const float a[3], const float b[3], const float rgba[4])
+static void queue_line(q_line_vertex **lines, size_t *count, size_t *capacity, const float a[3],
+                       const float b[3], const float rgba[4])
 {
-    if (!reserve((void **)&r->lines, &r->line_capacity, r->line_count + 2, sizeof *r->lines))
+    if (!reserve((void **)lines, capacity, *count + 2, sizeof **lines))
         return; /* out of memory: the line is dropped, the frame goes on */
-    q_line_vertex *v = r->lines + r->line_count;
+    q_line_vertex *v = *lines + *count;
     memcpy(v[0].position, a, sizeof v[0].position);
     memcpy(v[1].position, b, sizeof v[1].position);
     to_rgba8(rgba, v[0].rgba);
     memcpy(v[1].rgba, v[0].rgba, sizeof v[1].rgba);
-    r->line_count += 2;
+    *count += 2;
+}
+
+void q_render_line(q_renderer *r, const float a[3], const float b[3], const float rgba[4])
+{
+    queue_line(&r->lines, &r->line_count, &r->line_capacity, a, b, rgba);
+}
+
+void q_overlay_top_line(q_renderer *r, const float a[3], const float b[3], const float rgba[4])
+{
+    queue_line(&r->top_lines, &r->top_line_count, &r->top_line_capacity, a, b, rgba);
 }
 
 /* Appends the font's quads as triangles, offset and scaled into pixels. */
@@ -177,18 +190,25 @@ void q_overlay_flush(q_renderer *r, const q_camera *camera)
     glEnable(GL_BLEND);
     glBlendFunc(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA);
     glDisable(GL_CULL_FACE);
-    if (r->line_count > 0) {
+    for (int pass = 0; pass < 2; pass++) {
+        const q_line_vertex *lines = pass ? r->top_lines : r->lines;
+        size_t count = pass ? r->top_line_count : r->line_count;
+        if (count == 0)
+            continue;
         float vp[16];
         q_camera_view_proj(camera, r->height > 0 ? (float)r->width / (float)r->height : 1.0f, vp);
-        glNamedBufferData(r->line_buffer, (GLsizeiptr)(r->line_count * sizeof *r->lines), r->lines,
-                          GL_STREAM_DRAW);
+        glNamedBufferData(r->line_buffer, (GLsizeiptr)(count * sizeof *lines), lines, GL_STREAM_DRAW);
         glUseProgram(r->line_program);
         glUniformMatrix4fv(r->line_view_proj, 1, GL_FALSE, vp);
-        glEnable(GL_DEPTH_TEST);
-        glDepthFunc(GL_LEQUAL);
+        if (pass) {
+            glDisable(GL_DEPTH_TEST);
+        } else {
+            glEnable(GL_DEPTH_TEST);
+            glDepthFunc(GL_LEQUAL);
+        }
         glDepthMask(GL_FALSE);
         glBindVertexArray(r->line_vao);
-        glDrawArrays(GL_LINES, 0, (GLsizei)r->line_count);
+        glDrawArrays(GL_LINES, 0, (GLsizei)count);
         glDepthMask(GL_TRUE);
         glDepthFunc(GL_LESS);
     }
@@ -205,5 +225,5 @@ void q_overlay_flush(q_renderer *r, const q_camera *camera)
     glUseProgram(0);
     glDisable(GL_BLEND);
     glDisable(GL_DEPTH_TEST);
-    r->line_count = r->text_count = 0;
+    r->line_count = r->top_line_count = r->text_count = 0;
 }

@@ -40,8 +40,9 @@
  * the first bake of a world the neighbourhood is the whole world anyway.
  *
  * Drawing. Solid chunks inside the view frustum first (back faces culled),
- * then the translucent water surface of every chunk, far to near, blended and
- * without depth writes, then the optional wireframe and chunk boxes.
+ * then the world's bodies (render_bodies.c), then the translucent water
+ * surface of every chunk, far to near, blended and without depth writes,
+ * then the optional wireframe and chunk boxes.
  */
 #include "render/render_internal.h"
 
@@ -120,6 +121,7 @@ struct q_world_cache {
     bool lod_valid, lod_coloured;
     uint64_t lod_version;
     int32_t lod_chunk[3];
+    q_body_cache *bodies;   /* the world's body meshes (render_bodies.c); NULL until a body is seen */
 };
 
 /* ---- shaders ---- */
@@ -291,6 +293,7 @@ static void free_cache(q_renderer *r, q_world_cache *c)
         free_blob(&c->chunks[i].solid);
     }
     free_mesh(r, &c->lod_mesh);
+    q_body_cache_free(r, c->bodies);
     free(c->chunks);
     q_hashmap_free(&c->map);
     free(c);
@@ -967,7 +970,7 @@ void q_render_sun(float out[3])
 
 q_draw_world_opts q_default_draw_world_opts(const q_world *w)
 {
-    q_draw_world_opts o = {.water = true};
+    q_draw_world_opts o = {.water = true, .bodies = true};
     double voxel = q_world_get_def(w)->voxel_size;
     o.fog = (float)(DEFAULT_FOG_VOXELS * voxel);
     float sun[3];
@@ -1265,6 +1268,18 @@ bool q_render_draw_world(q_renderer *r, uint64_t key, q_world *w, const q_camera
         glDisable(GL_BLEND);
     }
 
+    if (opts->bodies) {
+        q_body_view bv;
+        memcpy(bv.view_proj, vp, sizeof bv.view_proj);
+        memcpy(bv.planes, planes, sizeof bv.planes);
+        memcpy(bv.camera, camera->position, sizeof bv.camera);
+        memcpy(bv.fog_color, fog_color, sizeof bv.fog_color);
+        bv.fog_density = fog_density;
+        if (!q_body_draw(r, &c->bodies, w, &bv, err, err_size))
+            ok = false;
+        glBindVertexArray(r->terrain_vao);
+    }
+
     if (opts->water) {
         /* Translucent: blended far to near. */
         size_t nw = visible_meshes(c, visible, Q_SURFACE_WATER, camera->position, items);
@@ -1290,5 +1305,7 @@ bool q_render_draw_world(q_renderer *r, uint64_t key, q_world *w, const q_camera
     glUseProgram(0);
     if (opts->chunks)
         chunk_boxes(r, c);
+    if (opts->contacts)
+        q_body_draw_contacts(r, w);
     return ok;
 }
