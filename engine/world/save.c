@@ -1,7 +1,7 @@
 /* World files: versioned, little-endian, zstd-compressed chunks, a digest per
  * record, written atomically.
  *
- * Layout (version 1):
+ * Layout (version 2; version 1 files, without flags and bodies, still load):
  *   magic    8 bytes  "QRYW\r\n\x1a\n" (PNG's trick: text-mode mangling shows)
  *   version  u32
  *   hsize    u32      bytes of the header record that follows
@@ -9,14 +9,16 @@
  *            frame u64, accumulator f64, materials u32 then per material
  *            {id u8, name_len u8, name, density f32, friction f32,
  *            restitution f32, color 3 f32, strength f32, flags u8},
- *            chunks u64
+ *            world flags u8 (1: auto_detach), chunks u64
  *   hdigest  u64      digest of the header record
  *   chunks   per chunk: cx i32, cy i32, cz i32, kind u8, then
  *            kind 0 (uniform): material u8, occupancy u8
  *            kind 1 (dense):   size u32, zstd frame of 32^3 materials then
  *                              32^3 occupancies (x fastest)
  *            then a u64 digest of the chunk record
- *   trailer  "QEND", u64 digest of (chunk count, every chunk digest)
+ *   bodies   size u64, the record of physics/bodies_io.c, u64 digest of it
+ *   trailer  "QEND", u64 digest of (chunk count, every chunk digest, the
+ *            bodies digest)
  *
  * The loader reads the whole file and checks every length, digest, id and
  * coordinate before building the world, so it never returns a partial world.
@@ -24,7 +26,9 @@
 #include "world/world.h"
 
 #include "core/alloc.h"
+#include "core/bytes.h"
 #include "core/digest.h"
+#include "physics/bodies.h"
 #include "voxel/material.h"
 
 #include <dirent.h>
@@ -39,7 +43,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define FILE_VERSION 1
+#define FILE_VERSION 2
 #define ZSTD_LEVEL 3
 #define MAX_FILE_BYTES (1ull << 34)
 #define CHUNK_LIMIT (Q_TERRAIN_LIMIT / Q_CHUNK_SIZE)
@@ -52,73 +56,6 @@ static long g_fail_after = -1;
 void q_world_debug_fail_save_after(long bytes)
 {
     g_fail_after = bytes;
-}
-
-/* ---- growable little-endian byte buffer ---- */
-
-typedef struct buf {
-    unsigned char *data;
-    size_t size, capacity;
-    bool failed;
-} buf;
-
-/* Appends n uninitialised bytes and returns them (NULL once failed). */
-static unsigned char *grow(buf *b, size_t n)
-{
-    if (b->failed)
-        return NULL;
-    if (b->size + n > b->capacity) {
-        size_t cap = b->capacity ? b->capacity : 4096;
-        while (cap < b->size + n)
-            cap *= 2;
-        unsigned char *d = q_realloc(b->data, b->capacity, cap);
-        if (!d) {
-            b->failed = true;
-            return NULL;
-        }
-        b->data = d;
-        b->capacity = cap;
-    }
-    b->size += n;
-    return b->data + b->size - n;
-}
-
-static void put(buf *b, const void *p, size_t n)
-{
-    unsigned char *d = grow(b, n);
-    if (d)
-        memcpy(d, p, n);
-}
-
-static void put_u8(buf *b, uint8_t v) { put(b, &v, 1); }
-static void put_u32(buf *b, uint32_t v)
-{
-    unsigned char s[4] = {(unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
-                          (unsigned char)(v >> 24)};
-    put(b, s, 4);
-}
-static void put_u64(buf *b, uint64_t v)
-{
-    put_u32(b, (uint32_t)v);
-    put_u32(b, (uint32_t)(v >> 32));
-}
-static void put_f64(buf *b, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    put_u64(b, u);
-}
-static void put_f32(buf *b, float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    put_u32(b, u);
-}
-
-static void buf_free(buf *b)
-{
-    q_free(b->data, b->capacity);
-    memset(b, 0, sizeof *b);
 }
 
 /* ---- writing ---- */
@@ -157,58 +94,59 @@ static void write_all(writer *w, const void *p, size_t n)
     }
 }
 
-static void header_record(const q_world *w, size_t chunks, buf *h)
+static void header_record(const q_world *w, size_t chunks, q_buf *h)
 {
     const q_world_def *d = q_world_get_def(w);
-    put_f64(h, d->voxel_size);
+    q_buf_f64(h, d->voxel_size);
     for (int a = 0; a < 3; a++)
-        put_f64(h, d->gravity[a]);
-    put_f64(h, d->step);
-    put_u32(h, (uint32_t)d->substeps);
-    put_u64(h, d->seed);
-    put_u64(h, q_world_frame(w));
-    put_f64(h, q_world_accumulator(w));
+        q_buf_f64(h, d->gravity[a]);
+    q_buf_f64(h, d->step);
+    q_buf_u32(h, (uint32_t)d->substeps);
+    q_buf_u64(h, d->seed);
+    q_buf_u64(h, q_world_frame(w));
+    q_buf_f64(h, q_world_accumulator(w));
     int nmat = q_material_count();
-    put_u32(h, (uint32_t)nmat);
+    q_buf_u32(h, (uint32_t)nmat);
     for (int i = 0; i < nmat; i++) {
         const q_material *m = q_material_get(i);
         size_t len = strlen(m->name);
-        put_u8(h, (uint8_t)i);
-        put_u8(h, (uint8_t)len);
-        put(h, m->name, len);
-        put_f32(h, m->density);
-        put_f32(h, m->friction);
-        put_f32(h, m->restitution);
+        q_buf_u8(h, (uint8_t)i);
+        q_buf_u8(h, (uint8_t)len);
+        q_buf_put(h, m->name, len);
+        q_buf_f32(h, m->density);
+        q_buf_f32(h, m->friction);
+        q_buf_f32(h, m->restitution);
         for (int c = 0; c < 3; c++)
-            put_f32(h, m->color[c]);
-        put_f32(h, m->strength);
-        put_u8(h, (uint8_t)((m->brittle ? 1 : 0) | (m->liquid ? 2 : 0)));
+            q_buf_f32(h, m->color[c]);
+        q_buf_f32(h, m->strength);
+        q_buf_u8(h, (uint8_t)((m->brittle ? 1 : 0) | (m->liquid ? 2 : 0)));
     }
-    put_u64(h, (uint64_t)chunks);
+    q_buf_u8(h, (uint8_t)(d->auto_detach ? 1 : 0));
+    q_buf_u64(h, (uint64_t)chunks);
 }
 
 /* Encodes one chunk record (without its digest) into rec. */
-static bool chunk_record(const q_chunk_view *v, ZSTD_CCtx *cctx, unsigned char *planar, buf *rec)
+static bool chunk_record(const q_chunk_view *v, ZSTD_CCtx *cctx, unsigned char *planar, q_buf *rec)
 {
     rec->size = 0;
-    put_u32(rec, (uint32_t)v->cx);
-    put_u32(rec, (uint32_t)v->cy);
-    put_u32(rec, (uint32_t)v->cz);
+    q_buf_u32(rec, (uint32_t)v->cx);
+    q_buf_u32(rec, (uint32_t)v->cy);
+    q_buf_u32(rec, (uint32_t)v->cz);
     if (!v->voxels) {
-        put_u8(rec, 0);
-        put_u8(rec, v->uniform.material);
-        put_u8(rec, v->uniform.occupancy);
+        q_buf_u8(rec, 0);
+        q_buf_u8(rec, v->uniform.material);
+        q_buf_u8(rec, v->uniform.occupancy);
         return !rec->failed;
     }
-    put_u8(rec, 1);
+    q_buf_u8(rec, 1);
     for (int i = 0; i < Q_CHUNK_VOXELS; i++) {
         planar[i] = v->voxels[i].material;
         planar[Q_CHUNK_VOXELS + i] = v->voxels[i].occupancy;
     }
     size_t bound = ZSTD_compressBound(2 * Q_CHUNK_VOXELS);
     size_t at = rec->size + 4;
-    put_u32(rec, 0);
-    if (!grow(rec, bound)) /* room for the frame; trimmed below */
+    q_buf_u32(rec, 0);
+    if (!q_buf_grow(rec, bound)) /* room for the frame; trimmed below */
         return false;
     size_t n = ZSTD_compressCCtx(cctx, rec->data + at, bound, planar, 2 * Q_CHUNK_VOXELS, ZSTD_LEVEL);
     if (ZSTD_isError(n))
@@ -298,7 +236,7 @@ q_status q_world_save(const q_world *w, const char *path, char *err, size_t errl
     q_chunk_view *views = q_alloc(n * sizeof *views + 1);
     unsigned char *planar = q_alloc(2 * Q_CHUNK_VOXELS);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
-    buf head = {0}, rec = {0};
+    q_buf head = {0}, rec = {0};
     q_status st = Q_OK;
     char tmp[4096];
     int fd = -1;
@@ -326,19 +264,19 @@ q_status q_world_save(const q_world *w, const char *path, char *err, size_t errl
     created = true;
     writer wr = {fd, false, err, errlen};
     header_record(w, n, &head);
-    buf pre = {0};
-    put(&pre, MAGIC, sizeof MAGIC);
-    put_u32(&pre, FILE_VERSION);
-    put_u32(&pre, (uint32_t)head.size);
-    put_u64(&head, q_digest_of(head.data, head.size, 0));
+    q_buf pre = {0};
+    q_buf_put(&pre, MAGIC, sizeof MAGIC);
+    q_buf_u32(&pre, FILE_VERSION);
+    q_buf_u32(&pre, (uint32_t)head.size);
+    q_buf_u64(&head, q_digest_of(head.data, head.size, 0));
     if (pre.failed || head.failed) {
-        buf_free(&pre);
+        q_buf_free(&pre);
         snprintf(err, errlen, "out of memory");
         st = Q_ERR_MEMORY;
         goto done;
     }
     write_all(&wr, pre.data, pre.size);
-    buf_free(&pre);
+    q_buf_free(&pre);
     write_all(&wr, head.data, head.size);
 
     q_digest all;
@@ -351,13 +289,30 @@ q_status q_world_save(const q_world *w, const char *path, char *err, size_t errl
             goto done;
         }
         uint64_t dg = q_digest_of(rec.data, rec.size, 0);
-        put_u64(&rec, dg);
+        q_buf_u64(&rec, dg);
         q_digest_u64(&all, dg);
         write_all(&wr, rec.data, rec.size);
     }
     rec.size = 0;
-    put(&rec, TRAILER, sizeof TRAILER);
-    put_u64(&rec, q_digest_final(&all));
+    if (!wr.failed) {
+        /* bodies: length, record, digest */
+        q_buf_u64(&rec, 0);
+        size_t start = rec.size;
+        if (!q_bodies_write(q_world_bodies((q_world *)w), &rec)) {
+            snprintf(err, errlen, "out of memory");
+            st = Q_ERR_MEMORY;
+            goto done;
+        }
+        uint64_t body_bytes = rec.size - start, dg = q_digest_of(rec.data + start, body_bytes, 0);
+        for (int k = 0; k < 8; k++)
+            rec.data[k] = (unsigned char)(body_bytes >> (8 * k));
+        q_buf_u64(&rec, dg);
+        q_digest_u64(&all, dg);
+        write_all(&wr, rec.data, rec.size);
+        rec.size = 0;
+    }
+    q_buf_put(&rec, TRAILER, sizeof TRAILER);
+    q_buf_u64(&rec, q_digest_final(&all));
     write_all(&wr, rec.data, rec.size);
     if (!wr.failed && fsync(fd) != 0) {
         snprintf(err, errlen, "fsync failed: %s", strerror(errno));
@@ -392,8 +347,8 @@ done:
         close(fd);
     if (st != Q_OK && created)
         unlink(tmp);
-    buf_free(&head);
-    buf_free(&rec);
+    q_buf_free(&head);
+    q_buf_free(&rec);
     ZSTD_freeCCtx(cctx);
     q_free(planar, 2 * Q_CHUNK_VOXELS);
     q_free(views, n * sizeof *views + 1);
@@ -401,52 +356,6 @@ done:
 }
 
 /* ---- reading ---- */
-
-typedef struct reader {
-    const unsigned char *p;
-    size_t size, at;
-    bool failed;
-} reader;
-
-static const unsigned char *take(reader *r, size_t n)
-{
-    if (r->failed || r->size - r->at < n) {
-        r->failed = true;
-        return NULL;
-    }
-    const unsigned char *s = r->p + r->at;
-    r->at += n;
-    return s;
-}
-static uint8_t get_u8(reader *r)
-{
-    const unsigned char *s = take(r, 1);
-    return s ? s[0] : 0;
-}
-static uint32_t get_u32(reader *r)
-{
-    const unsigned char *s = take(r, 4);
-    return s ? (uint32_t)s[0] | (uint32_t)s[1] << 8 | (uint32_t)s[2] << 16 | (uint32_t)s[3] << 24 : 0;
-}
-static uint64_t get_u64(reader *r)
-{
-    uint64_t lo = get_u32(r);
-    return lo | (uint64_t)get_u32(r) << 32;
-}
-static double get_f64(reader *r)
-{
-    uint64_t u = get_u64(r);
-    double v;
-    memcpy(&v, &u, 8);
-    return v;
-}
-static float get_f32(reader *r)
-{
-    uint32_t u = get_u32(r);
-    float v;
-    memcpy(&v, &u, 4);
-    return v;
-}
 
 static unsigned char *read_file(const char *path, size_t *size, char *err, size_t errlen)
 {
@@ -508,51 +417,51 @@ q_world *q_world_load(const char *path, char *err, size_t errlen)
     ZSTD_DCtx *dctx = ZSTD_createDCtx();
     uint8_t remap[Q_MATERIAL_MAX] = {0};
     int file_materials = 0;
-    reader r = {data, size, 0, false};
+    q_reader r = {data, size, 0, false};
 
     if (!voxels || !planar || !dctx)
         FAIL("out of memory");
-    const unsigned char *magic = take(&r, sizeof MAGIC);
+    const unsigned char *magic = q_read_take(&r, sizeof MAGIC);
     if (!magic || memcmp(magic, MAGIC, sizeof MAGIC) != 0)
         FAIL("'%s' is not a Quarry world file (bad magic)", path);
-    uint32_t version = get_u32(&r);
+    uint32_t version = q_read_u32(&r);
     if (r.failed)
         FAIL("'%s' is truncated", path);
-    if (version != FILE_VERSION)
-        FAIL("'%s' has format version %u; this build reads version %d", path, version, FILE_VERSION);
-    uint32_t hsize = get_u32(&r);
-    const unsigned char *hdata = take(&r, hsize);
-    uint64_t hdigest = get_u64(&r);
+    if (version < 1 || version > FILE_VERSION)
+        FAIL("'%s' has format version %u; this build reads versions 1 to %d", path, version, FILE_VERSION);
+    uint32_t hsize = q_read_u32(&r);
+    const unsigned char *hdata = q_read_take(&r, hsize);
+    uint64_t hdigest = q_read_u64(&r);
     if (r.failed)
         FAIL("'%s' is truncated (in the header)", path);
     if (q_digest_of(hdata, hsize, 0) != hdigest)
         FAIL("'%s' is corrupt: header checksum mismatch", path);
 
-    reader h = {hdata, hsize, 0, false};
+    q_reader h = {hdata, hsize, 0, false};
     q_world_def def = q_default_world_def();
-    def.voxel_size = get_f64(&h);
+    def.voxel_size = q_read_f64(&h);
     for (int a = 0; a < 3; a++)
-        def.gravity[a] = get_f64(&h);
-    def.step = get_f64(&h);
-    def.substeps = (int)get_u32(&h);
-    def.seed = get_u64(&h);
-    uint64_t frame = get_u64(&h);
-    double accumulator = get_f64(&h);
-    uint32_t nmat = get_u32(&h);
+        def.gravity[a] = q_read_f64(&h);
+    def.step = q_read_f64(&h);
+    def.substeps = (int)q_read_u32(&h);
+    def.seed = q_read_u64(&h);
+    uint64_t frame = q_read_u64(&h);
+    double accumulator = q_read_f64(&h);
+    uint32_t nmat = q_read_u32(&h);
     if (h.failed || nmat == 0 || nmat > Q_MATERIAL_MAX)
         FAIL("'%s' is corrupt: bad header", path);
     file_materials = (int)nmat;
     for (uint32_t i = 0; i < nmat; i++) {
-        uint8_t id = get_u8(&h), len = get_u8(&h);
-        const unsigned char *name = take(&h, len);
+        uint8_t id = q_read_u8(&h), len = q_read_u8(&h);
+        const unsigned char *name = q_read_take(&h, len);
         q_material m = q_default_material();
-        m.density = get_f32(&h);
-        m.friction = get_f32(&h);
-        m.restitution = get_f32(&h);
+        m.density = q_read_f32(&h);
+        m.friction = q_read_f32(&h);
+        m.restitution = q_read_f32(&h);
         for (int c = 0; c < 3; c++)
-            m.color[c] = get_f32(&h);
-        m.strength = get_f32(&h);
-        uint8_t flags = get_u8(&h);
+            m.color[c] = q_read_f32(&h);
+        m.strength = q_read_f32(&h);
+        uint8_t flags = q_read_u8(&h);
         if (h.failed || id != i || len > Q_MATERIAL_NAME_MAX)
             FAIL("'%s' is corrupt: bad material table", path);
         memcpy(m.name, name, len);
@@ -568,7 +477,9 @@ q_world *q_world_load(const char *path, char *err, size_t errlen)
         }
         remap[i] = (uint8_t)local;
     }
-    uint64_t nchunks = get_u64(&h);
+    if (version >= 2)
+        def.auto_detach = (q_read_u8(&h) & 1) != 0;
+    uint64_t nchunks = q_read_u64(&h);
     if (h.failed || h.at != h.size)
         FAIL("'%s' is corrupt: bad header", path);
     if (nchunks > (r.size - r.at) / 16)
@@ -586,22 +497,22 @@ q_world *q_world_load(const char *path, char *err, size_t errlen)
     q_digest_u64(&all, nchunks);
     for (uint64_t c = 0; c < nchunks; c++) {
         size_t start = r.at;
-        int32_t cx = (int32_t)get_u32(&r), cy = (int32_t)get_u32(&r), cz = (int32_t)get_u32(&r);
-        uint8_t kind = get_u8(&r);
+        int32_t cx = (int32_t)q_read_u32(&r), cy = (int32_t)q_read_u32(&r), cz = (int32_t)q_read_u32(&r);
+        uint8_t kind = q_read_u8(&r);
         q_voxel uniform = {0, 0};
         const unsigned char *payload = NULL;
         uint32_t psize = 0;
         if (kind == 0) {
-            uniform.material = get_u8(&r);
-            uniform.occupancy = get_u8(&r);
+            uniform.material = q_read_u8(&r);
+            uniform.occupancy = q_read_u8(&r);
         } else if (kind == 1) {
-            psize = get_u32(&r);
-            payload = take(&r, psize);
+            psize = q_read_u32(&r);
+            payload = q_read_take(&r, psize);
         } else if (!r.failed) {
             FAIL("'%s' is corrupt: chunk %llu has unknown kind %u", path, (unsigned long long)c, kind);
         }
         size_t end = r.at;
-        uint64_t dg = get_u64(&r);
+        uint64_t dg = q_read_u64(&r);
         if (r.failed)
             FAIL("'%s' is truncated (in chunk %llu of %llu)", path, (unsigned long long)c,
                  (unsigned long long)nchunks);
@@ -632,8 +543,23 @@ q_world *q_world_load(const char *path, char *err, size_t errlen)
         if (q_terrain_set_chunk(t, cx, cy, cz, voxels, uniform) != Q_OK)
             FAIL("out of memory");
     }
-    const unsigned char *trailer = take(&r, sizeof TRAILER);
-    uint64_t total = get_u64(&r);
+    if (version >= 2) {
+        uint64_t body_bytes = q_read_u64(&r);
+        const unsigned char *body_rec = r.failed || body_bytes > r.size - r.at ? NULL : q_read_take(&r, body_bytes);
+        uint64_t dg = q_read_u64(&r);
+        if (r.failed || !body_rec)
+            FAIL("'%s' is truncated (in the bodies)", path);
+        if (q_digest_of(body_rec, body_bytes, 0) != dg)
+            FAIL("'%s' is corrupt: checksum mismatch in the bodies", path);
+        q_digest_u64(&all, dg);
+        q_reader br = {body_rec, body_bytes, 0, false};
+        if (!q_bodies_read(q_world_bodies(w), &br, remap, file_materials, why, sizeof why))
+            FAIL("'%s' is corrupt: %s", path, why);
+        if (br.at != br.size)
+            FAIL("'%s' is corrupt: unexpected bytes in the bodies", path);
+    }
+    const unsigned char *trailer = q_read_take(&r, sizeof TRAILER);
+    uint64_t total = q_read_u64(&r);
     if (r.failed || memcmp(trailer, TRAILER, sizeof TRAILER) != 0)
         FAIL("'%s' is truncated (no end marker)", path);
     if (total != q_digest_final(&all))
