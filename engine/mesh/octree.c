@@ -486,9 +486,15 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
         if (in[o])
             total += in[o]->lstart[(OWN ^ o) + 1] - in[o]->lstart[OWN ^ o];
     buf nodes = {.elem = sizeof(node)}, tris = {.elem = 3 * sizeof(uint32_t)}, mapped = {.elem = 3 * sizeof(uint32_t)};
-    hmap lmap = {0}, nmap = {0};
-    if (!hmap_init(&lmap, total + 16) || !hmap_init(&nmap, (level ? total >> (2 * level) : 0) + 16))
+    hmap lmap = {0};
+    /* nodes of a level > 0 block by position: (32 >> level)^3 cells */
+    int side = Q_LOD_CHUNK >> level;
+    size_t gbytes = level ? (size_t)side * side * side * sizeof(uint32_t) : 0;
+    uint32_t *grid = level ? q_alloc(gbytes) : NULL;
+    if (!hmap_init(&lmap, total / 4 + 16) || (level && !grid))
         goto done;
+    if (grid)
+        memset(grid, 0xff, gbytes);
     for (int o = 0; o < 8; o++) {
         const piece *p = in[o];
         if (!p)
@@ -503,31 +509,35 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
         b->nmap[o] = n;
         for (uint32_t v = 0; v < n; v++) {
             const leaf *l = &p->leaves[first + v];
-            hkey lk = leaf_key(l);
-            bool found;
-            size_t s = hmap_slot(&lmap, &lk, &found);
-            if (s == SIZE_MAX)
-                goto done;
-            if (found) {
-                b->map[o][v] = lmap.vals[s];
-                continue;
+            int32_t local[3];
+            bool border = false;
+            for (int a = 0; a < 3; a++) {
+                local[a] = l->cell[a] - b->chunk[a] * Q_LOD_CHUNK;
+                border = border || local[a] == Q_LOD_CHUNK - 1;
             }
-            uint32_t id;
-            if (level == 0)
-                id = (uint32_t)nodes.n; /* leaves stay themselves (several per cell possible) */
-            else {
-                hkey nk = {{floor_div(l->cell[0], 1 << level), floor_div(l->cell[1], 1 << level),
-                            floor_div(l->cell[2], 1 << level), 0}};
-                bool nfound;
-                size_t ns = hmap_slot(&nmap, &nk, &nfound);
-                if (ns == SIZE_MAX)
+            /* A quad owned at sample p joins cells p - {0,1} across its
+             * edge, so only cells on the chunk's upper faces are used by
+             * quads of other pieces: only their leaves can come twice. */
+            hkey lk;
+            size_t s = SIZE_MAX;
+            if (border) {
+                bool found;
+                lk = leaf_key(l);
+                s = hmap_slot(&lmap, &lk, &found);
+                if (s == SIZE_MAX)
                     goto done;
-                if (!nfound) {
-                    nmap.keys[ns] = nk;
-                    nmap.vals[ns] = (uint32_t)nodes.n;
-                    nmap.count++;
+                if (found) {
+                    b->map[o][v] = lmap.vals[s];
+                    continue;
                 }
-                id = nmap.vals[ns];
+            }
+            uint32_t id = (uint32_t)nodes.n; /* level 0: leaves stay themselves (several per cell possible) */
+            if (level) {
+                size_t gi = ((size_t)(local[2] >> level) * side + (size_t)(local[1] >> level)) * side +
+                            (size_t)(local[0] >> level);
+                if (grid[gi] == UINT32_MAX)
+                    grid[gi] = (uint32_t)nodes.n;
+                id = grid[gi];
             }
             if (id == nodes.n) {
                 node *nd = buf_push(&nodes);
@@ -548,9 +558,11 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
                 nd->nsum[a] += nn[a];
             }
             q_qef_add(&nd->qef, rp, nn);
-            lmap.keys[s] = lk;
-            lmap.vals[s] = id;
-            lmap.count++;
+            if (border) {
+                lmap.keys[s] = lk;
+                lmap.vals[s] = id;
+                lmap.count++;
+            }
             b->map[o][v] = id;
         }
     }
@@ -608,7 +620,8 @@ done:
     buf_free(&tris);
     buf_free(&mapped);
     hmap_free(&lmap);
-    hmap_free(&nmap);
+    if (grid)
+        q_free(grid, gbytes);
 }
 
 /* ---- seams: triangles joining the chunks of one 2x2x2 group ---- */
@@ -1128,6 +1141,7 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
     }
     out->rebuilt_blocks = ntodo;
     out->blocks = r.count;
+    out->seams = r.count;
     if (st != Q_OK)
         goto done;
 
