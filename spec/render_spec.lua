@@ -332,6 +332,7 @@ try("draw_world")
 try("draw_world", "{}")
 try("draw_world", "w, {sparkles = true}")
 try("draw_world", "w, {wireframe = 1}")
+try("draw_world", "w, {contacts = \"yes\"}")
 try("draw_world", "w, {fog = -1}")
 try("draw_world", "w, {fog = nan}")
 try("draw_world", "w, 5")
@@ -354,7 +355,8 @@ try("screenshot")
 try("debug", "{wireframe = \"yes\"}")
 W:destroy()
 try("draw_world", "w")
-log("ok", g.draw_world(quarry.world.new{}, {wireframe = true, chunks = true, water = false, fog = false}))
+log("ok", g.draw_world(quarry.world.new{}, {wireframe = true, chunks = true, water = false, fog = false,
+                                           bodies = false, contacts = true}))
 g.line({0, 0, 0}, quarry.vec3(1, 2, 3))
 g.text("hello\n\1\255", 1, 2, {color = {r = 1, g = 0, b = 0, a = 0.5}})
 log("ok")
@@ -363,8 +365,9 @@ log("ok")
       local expect = {
         "^draw_world .*bad argument #1 to 'draw_world' %(quarry.World expected, got no value%)",
         "^draw_world .*bad argument #1 to 'draw_world' %(quarry.World expected, got table%)",
-        "^draw_world .*#2 to 'draw_world' %(unknown option 'sparkles' %(valid: wireframe, chunks, water, fog, bake%)%)",
+        "^draw_world .*#2 to 'draw_world' %(unknown option 'sparkles' %(valid: wireframe, chunks, water, bodies, contacts, fog, bake%)%)",
         "^draw_world .*#2 to 'draw_world' %(wireframe must be a boolean, got number%)",
+        "^draw_world .*#2 to 'draw_world' %(contacts must be a boolean, got string%)",
         "^draw_world .*#2 to 'draw_world' %(fog must be a distance > 0",
         "^draw_world .*#2 to 'draw_world' %(fog must be a distance > 0",
         "^draw_world .*#2 to 'draw_world' %(table expected, got number%)",

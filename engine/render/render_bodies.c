@@ -12,7 +12,7 @@
  * buffer and an index buffer shared by all the bodies of a world, appended
  * to; freed ranges are reclaimed by repacking the live ones on the GPU
  * (glCopyNamedBufferSubData) when the arena is full or more than half
- * garbage.
+ * garbage, and the arena is deleted when the world has no body left.
  *
  * Drawing. One glMultiDrawElementsIndirect per world: a command per visible
  * body (bounding sphere against the frustum) whose baseInstance picks the
@@ -467,8 +467,18 @@ bool q_body_draw(q_renderer *r, q_body_cache **cache, q_world *w, const q_body_v
     if (count)
         count = q_bodies_list(b, r->body_handles, count);
 
-    /* Garbage from destroyed bodies is repacked away once it outweighs
-     * the live meshes. */
+    /* Meshes of bodies no longer listed (or whose slot now holds another
+     * body) are freed first, and their garbage is repacked away once it
+     * outweighs the live meshes, before new meshes are added. */
+    for (size_t i = 0; i < count; i++) {
+        q_handle h = r->body_handles[i];
+        uint32_t slot = q_handle_slot(h);
+        if (slot < c->entry_capacity && c->entries[slot].generation == h.generation)
+            c->entries[slot].seen = r->frame;
+    }
+    for (size_t s = 0; s < c->entry_capacity; s++)
+        if (c->entries[s].generation && c->entries[s].seen != r->frame)
+            free_entry(c, &c->entries[s]);
     size_t garbage = (size_t)(c->vertex_used - c->vertex_live) * sizeof(body_vertex) +
                      (size_t)(c->index_used - c->index_live) * sizeof(uint32_t);
     size_t live = (size_t)c->vertex_live * sizeof(body_vertex) + (size_t)c->index_live * sizeof(uint32_t);
@@ -492,8 +502,6 @@ bool q_body_draw(q_renderer *r, q_body_cache **cache, q_world *w, const q_body_v
         }
         body_entry *e = &c->entries[slot];
         if (e->generation != h.generation) {
-            if (e->generation)
-                free_entry(c, e);
             const q_collider *shape = q_body_shape(b, h);
             if (!shape || !build_entry(r, c, e, shape)) {
                 ok = false;
@@ -523,10 +531,14 @@ bool q_body_draw(q_renderer *r, q_body_cache **cache, q_world *w, const q_body_v
         r->stats.triangles += e->index_count / 3;
         drawn++;
     }
-    /* Bodies no longer listed are gone: their meshes go with them. */
-    for (size_t s = 0; s < c->entry_capacity; s++)
-        if (c->entries[s].generation && c->entries[s].seen != r->frame)
-            free_entry(c, &c->entries[s]);
+    if (c->vertex_live == 0 && c->index_live == 0 && c->vertices) {
+        /* No body left: give the arena back. */
+        r->stats.gpu_bytes -= arena_bytes(c);
+        GLuint buffers[] = {c->vertices, c->indices};
+        glDeleteBuffers(2, buffers);
+        c->vertices = c->indices = 0;
+        c->vertex_capacity = c->vertex_used = c->index_capacity = c->index_used = 0;
+    }
     if (!ok)
         snprintf(err, err_size, "out of memory for body meshes (some bodies are not drawn)");
     r->stats.bodies += (int)drawn;
