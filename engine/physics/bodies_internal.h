@@ -22,6 +22,8 @@ typedef struct q_body {
     char *name;
     uint8_t material;
     bool alive, is_static, sleeping;
+    bool touching_terrain;       /* in the last step (one contact event per landing) */
+    bool was_on_terrain;         /* step scratch */
     /* Placement: x is the world centre of mass; the shape frame's origin is
      * x - rotate(q, com). */
     double x[3], q[4];
@@ -73,6 +75,10 @@ typedef struct q_constraint {
     double friction, restitution;
     uint8_t material;         /* of the other side, for events */
     bool touching, was_touching;
+    /* A side is round (sphere, capsule): its contact point stays where the
+     * surface meets the other side instead of turning with the body, so a
+     * rolling ball's anchor does not lift off the ground within a step. */
+    bool round_a, round_b;
     uint32_t count;
     q_contact points[Q_MANIFOLD_POINTS];
 } q_constraint;

@@ -6,7 +6,7 @@
  *   handle pool: count u32, free_count u32, generations count x u32,
  *                free slots free_count x u32
  *   bodies u32, then per body in slot order:
- *     slot u32, flags u8 (1 static, 2 sleeping), material u8,
+ *     slot u32, flags u8 (1 static, 2 sleeping, 4 on terrain), material u8,
  *     name_len u16, name bytes, shape (below),
  *     x 3, q 4, com 3, v 3, w 3, force 3, torque 3 (f64),
  *     mass, inv_mass f64, inv_inertia_local 9 f64, radius, volume,
@@ -188,7 +188,7 @@ static q_collider *read_shape(q_reader *r, bool in_compound, char *err, size_t e
 static void write_body(q_buf *o, uint32_t slot, const q_body *body)
 {
     q_buf_u32(o, slot);
-    q_buf_u8(o, (uint8_t)((body->is_static ? 1 : 0) | (body->sleeping ? 2 : 0)));
+    q_buf_u8(o, (uint8_t)((body->is_static ? 1 : 0) | (body->sleeping ? 2 : 0) | (body->touching_terrain ? 4 : 0)));
     q_buf_u8(o, body->material);
     size_t len = body->name ? strlen(body->name) : 0;
     q_buf_u16(o, (uint16_t)len);
@@ -302,6 +302,7 @@ static bool read_body(q_bodies *b, q_reader *r, const uint8_t *remap, int materi
     body.alive = true;
     body.is_static = flags & 1;
     body.sleeping = (flags & 2) != 0;
+    body.touching_terrain = (flags & 4) != 0;
     body.material = remap[material];
     q_read_f64s(r, body.x, 3);
     q_read_f64s(r, body.q, 4);

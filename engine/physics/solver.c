@@ -161,6 +161,11 @@ static void relative_velocity(const q_body *A, const q_body *B, const q_contact 
     v3_sub(dv, vb, va);
 }
 
+static bool is_round(const q_collider *s)
+{
+    return s->kind == Q_COLLIDER_SPHERE || s->kind == Q_COLLIDER_CAPSULE;
+}
+
 /* The point of last step's manifold that a new point continues: the same
  * feature id, or else the nearest within `within` in B's frame. Ids alone
  * are not enough: where two equal faces meet, the clipping that names the
@@ -207,6 +212,8 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
 
     const q_constraint *prev = bsearch(c, b->previous.data, b->previous.count, sizeof *c, compare_constraint);
     c->was_touching = prev && prev->touching;
+    c->round_a = a != Q_TERRAIN && is_round(b->bodies.data[a].shape);
+    c->round_b = is_round(b->bodies.data[slot_b].shape);
     const q_body *A = side(b, a), *B = side(b, slot_b);
     const double *xa = a == Q_TERRAIN ? ground.x : b->bodies.data[a].x;
     const double *xb = b->bodies.data[slot_b].x;
@@ -358,8 +365,14 @@ static void warm_start(q_bodies *b, q_constraint *c)
 static double current_separation(const q_body *A, const q_body *B, const q_constraint *c, const q_contact *p)
 {
     double pa[3], pb[3], d[3];
-    quat_rotate(A->q, p->ra_local, pa);
-    quat_rotate(B->q, p->rb_local, pb);
+    if (c->round_a)
+        v3_copy(pa, p->ra);
+    else
+        quat_rotate(A->q, p->ra_local, pa);
+    if (c->round_b)
+        v3_copy(pb, p->rb);
+    else
+        quat_rotate(B->q, p->rb_local, pb);
     for (int i = 0; i < 3; i++)
         d[i] = (B->x[i] - B->x0[i]) - (A->x[i] - A->x0[i]) + pb[i] - pa[i];
     return v3_dot(d, c->normal) + p->separation;
@@ -411,6 +424,8 @@ static void solve_constraint(q_bodies *b, q_constraint *c, softness soft, double
     }
 }
 
+static void emit_events(q_bodies *b);
+
 static void restitution(q_bodies *b, q_constraint *c)
 {
     if (c->restitution == 0)
@@ -458,6 +473,17 @@ static void note_breakage(q_bodies *b, uint32_t slot, const double at[3], double
     q_array_push(&b->breakages, k);
 }
 
+/* Speeds stay within Q_BODY_MAX_SPEED (m/s, rad/s) whatever forces were
+ * applied; a velocity that overflowed stops. */
+static void clamp_speed(double v[3])
+{
+    double l = v3_len(v);
+    if (!isfinite(l))
+        v3_set(v, 0, 0, 0);
+    else if (l > Q_BODY_MAX_SPEED)
+        v3_scale(v, v, Q_BODY_MAX_SPEED / l);
+}
+
 static void integrate_velocities(q_bodies *b, double h)
 {
     for (size_t i = 0; i < b->bodies.count; i++) {
@@ -469,6 +495,8 @@ static void integrate_velocities(q_bodies *b, double h)
         v3_madd(o->v, o->force, h * o->inv_mass);
         m3_mul_v(o->inv_inertia, o->torque, dw);
         v3_madd(o->w, dw, h);
+        clamp_speed(o->v);
+        clamp_speed(o->w);
     }
 }
 
@@ -528,39 +556,93 @@ void q_bodies_solve(q_bodies *b, double dt)
         v3_set(o->force, 0, 0, 0);
         v3_set(o->torque, 0, 0, 0);
     }
-    /* Contacts that began this step become events. */
-    for (size_t i = 0; i < count; i++) {
-        q_constraint *c = &cs[i];
-        double impulse = 0, approach = 0, pos[3] = {0, 0, 0}, min_sep = INFINITY;
-        for (uint32_t k = 0; k < c->count; k++) {
-            const q_contact *p = &c->points[k];
-            impulse += p->total_normal_impulse;
-            approach = fmax(approach, -p->relative_velocity);
-            min_sep = fmin(min_sep, p->separation + v3_dot(p->rb, c->normal) - v3_dot(p->ra, c->normal));
-            double at[3];
-            v3_add(at, b->bodies.data[c->b].x0, p->rb);
-            v3_madd(pos, at, 1.0 / c->count);
+    emit_events(b);
+}
+
+/* Sums over one constraint's points after the solve. */
+static double constraint_impulse(const q_bodies *b, q_constraint *c, double pos[3], double *approach)
+{
+    double impulse = 0, min_sep = INFINITY;
+    v3_set(pos, 0, 0, 0);
+    for (uint32_t k = 0; k < c->count; k++) {
+        const q_contact *p = &c->points[k];
+        impulse += p->total_normal_impulse;
+        *approach = fmax(*approach, -p->relative_velocity);
+        min_sep = fmin(min_sep, p->separation + v3_dot(p->rb, c->normal) - v3_dot(p->ra, c->normal));
+        double at[3];
+        v3_add(at, b->bodies.data[c->b].x0, p->rb);
+        v3_madd(pos, at, 1.0 / c->count);
+    }
+    c->touching = impulse > 0 || min_sep < Q_LINEAR_SLOP;
+    return impulse;
+}
+
+/* One event when two bodies, or a body and the terrain, begin to touch:
+ * the manifolds of one pair (compound parts; terrain chunks and their
+ * normal clusters) are consecutive runs in the constraint list, and a run
+ * reports once, at its strongest manifold. For the terrain, "touching
+ * before" is the body's own flag, so rolling onto the next chunk is no new
+ * contact. Brittle bodies note the strongest impulse they took. */
+static void emit_events(q_bodies *b)
+{
+    q_constraint *cs = b->constraints.data;
+    size_t count = b->constraints.count;
+    /* a moving body with no terrain manifold this step has left the ground */
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        if (moving(o)) {
+            o->was_on_terrain = o->touching_terrain;
+            o->touching_terrain = false;
         }
-        c->touching = impulse > 0 || min_sep < Q_LINEAR_SLOP;
-        note_breakage(b, c->a, pos, impulse);
-        note_breakage(b, c->b, pos, impulse);
-        if (!c->touching || c->was_touching)
-            continue;
-        q_contact_event e;
-        memset(&e, 0, sizeof e);
-        v3_copy(e.position, pos);
-        e.impulse = impulse;
-        e.speed = approach;
-        e.material = c->material;
-        if (c->a == Q_TERRAIN) {
-            e.a = (q_handle){c->b + 1, b->handles.generations[c->b]};
-            v3_copy(e.normal, c->normal);
-        } else {
-            e.a = (q_handle){c->a + 1, b->handles.generations[c->a]};
-            e.b = (q_handle){c->b + 1, b->handles.generations[c->b]};
-            v3_scale(e.normal, c->normal, -1);
+    }
+    for (size_t i = 0; i < count;) {
+        size_t end = i;
+        while (end < count && cs[end].a == cs[i].a && cs[end].b == cs[i].b)
+            end++;
+        bool touching = false, before = false;
+        double best = -1, best_pos[3] = {0, 0, 0}, approach = 0;
+        size_t strongest = i;
+        for (size_t k = i; k < end; k++) {
+            double pos[3];
+            double impulse = constraint_impulse(b, &cs[k], pos, &approach);
+            note_breakage(b, cs[k].a, pos, impulse);
+            note_breakage(b, cs[k].b, pos, impulse);
+            touching |= cs[k].touching;
+            before |= cs[k].was_touching;
+            if (cs[k].touching && impulse > best) {
+                best = impulse;
+                strongest = k;
+                v3_copy(best_pos, pos);
+            }
         }
-        q_array_push(&b->events, e);
+        q_body *body = &b->bodies.data[cs[i].b];
+        if (cs[i].a == Q_TERRAIN) {
+            before = body->was_on_terrain;
+            body->touching_terrain = touching;
+        }
+        if (touching && !before) {
+            double impulse = 0;
+            for (size_t k = i; k < end; k++)
+                for (uint32_t p = 0; p < cs[k].count; p++)
+                    impulse += cs[k].points[p].total_normal_impulse;
+            const q_constraint *c = &cs[strongest];
+            q_contact_event e;
+            memset(&e, 0, sizeof e);
+            v3_copy(e.position, best_pos);
+            e.impulse = impulse;
+            e.speed = approach;
+            e.material = c->material;
+            if (c->a == Q_TERRAIN) {
+                e.a = (q_handle){c->b + 1, b->handles.generations[c->b]};
+                v3_copy(e.normal, c->normal);
+            } else {
+                e.a = (q_handle){c->a + 1, b->handles.generations[c->a]};
+                e.b = (q_handle){c->b + 1, b->handles.generations[c->b]};
+                v3_scale(e.normal, c->normal, -1);
+            }
+            q_array_push(&b->events, e);
+        }
+        i = end;
     }
 }
 
