@@ -144,10 +144,21 @@ describe("Mesh:shatter", function()
     local frags, info = m:shatter{pieces = 32, at = {1, 0, 0}, seed = 5}
     assert.are.equal(32, #frags)
     check_fragments(m, frags, 60)
-    -- denser near the impact: more sites in the half facing it
-    local near = 0
-    for _, s in ipairs(info.sites) do if s.x > 0 then near = near + 1 end end
-    assert(near > 20, "only " .. near .. " of 32 sites face the impact")
+    -- Denser near the impact: sites uniform in the ball put half of them in
+    -- the half facing it (x > 0). One seed's 32 sites are too few to tell a
+    -- bias from luck (at one seed, a bound on this count is a bet on that
+    -- seed), so the count is taken over 16 seeds: 512 sites, where uniform
+    -- ones give 256 +- 11 and clustered ones about 390.
+    local near, total = 0, 0
+    for seed = 1, 16 do
+      local _, more = m:shatter{pieces = 32, at = {1, 0, 0}, seed = seed}
+      for _, s in ipairs(more.sites) do
+        near = near + (s.x > 0 and 1 or 0)
+        total = total + 1
+      end
+    end
+    assert.are.equal(512, total)
+    assert(near > 0.6 * total, "only " .. near .. " of " .. total .. " sites face the impact")
     -- interior triangles come after the surface ones
     for i, f in ipairs(frags) do
       assert(info.interior[i] >= 1 and info.interior[i] <= f:triangle_count() + 1)
