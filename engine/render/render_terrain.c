@@ -114,13 +114,12 @@ struct q_world_cache {
     render_chunk *chunks;
     size_t count, capacity;
     /* Clipmap LOD (mesh/clipmap.h): while the world has a viewer, one mesh of
-     * the active chunk meshes and seams replaces the solid chunk meshes. It
-     * is rebuilt when the viewer enters another chunk or the terrain changes;
-     * the old one is drawn until the new one is uploaded. */
+     * the active chunk meshes and seams replaces the solid chunk meshes. The
+     * clipmap rebuilds it on its worker thread when levels or terrain change;
+     * the old one is drawn until a new one is published and uploaded. */
     chunk_mesh lod_mesh;
     bool lod_valid, lod_coloured;
-    uint64_t lod_version;
-    int32_t lod_chunk[3];
+    uint64_t lod_serial; /* q_clipmap_result.serial of the uploaded mesh */
     q_body_cache *bodies;   /* the world's body meshes (render_bodies.c); NULL until a body is seen */
 };
 
@@ -1013,22 +1012,17 @@ static void set_baking(q_renderer *r, q_world_cache *c, const q_draw_world_opts 
     }
 }
 
-/* Rebuilds the LOD mesh when needed; false when the world has no viewer
- * (then the chunk meshes are drawn). With colour_by_level, vertices take a
- * fixed material per level of their chunk (debug{lod = true}). */
+/* Uploads the clipmap's last complete LOD mesh when a new one is published;
+ * false when the world has no viewer (then the chunk meshes are drawn). The
+ * rebuild runs on the clipmap's worker (mesh/clipmap.h), so a frame never
+ * waits for it, except for the first mesh. With colour_by_level, vertices
+ * take a fixed material per level of their chunk (debug{lod = true}). */
 static bool update_lod(q_renderer *r, q_world_cache *c, q_world *w, float scale, bool colour_by_level)
 {
     q_clipmap *cm = q_world_clipmap(w);
     if (!cm || !cm->has_viewer)
         return false;
     const q_terrain *t = q_world_terrain(w);
-    int32_t vc[3];
-    for (int a = 0; a < 3; a++)
-        vc[a] = (int32_t)floor(cm->viewer[a] / Q_LOD_CHUNK);
-    uint64_t version = q_terrain_version(t);
-    if (c->lod_valid && c->lod_version == version && memcmp(vc, c->lod_chunk, sizeof vc) == 0 &&
-        c->lod_coloured == colour_by_level)
-        return true;
     q_box b;
     if (!q_terrain_bounds(t, &b))
         b = (q_box){{0, 0, 0}, {0, 0, 0}};
@@ -1037,36 +1031,42 @@ static bool update_lod(q_renderer *r, q_world_cache *c, q_world *w, float scale,
             b.min[a] -= 1;
             b.max[a] += 1;
         }
-    q_lod_result res;
     char err[128];
-    if (q_clipmap_mesh(cm, q_world_jobs(w), t, b, scale, &res, err, sizeof err) != Q_OK)
-        return c->lod_mesh.buffer != 0; /* keep drawing the old one */
+    q_clipmap_update(cm, q_world_jobs(w), t, b, scale, !c->lod_valid, err, sizeof err);
+    q_clipmap_result res = q_clipmap_get(cm);
+    if (res.serial == 0)
+        return c->lod_mesh.buffer != 0; /* the first build failed: keep what there is */
+    if (c->lod_valid && c->lod_serial == res.serial && c->lod_coloured == colour_by_level)
+        return true;
     mesh_blob blob = {0};
     bool ok = true;
-    if (res.mesh) {
-        q_mesh *m = res.mesh;
+    const q_mesh *m = res.mesh;
+    if (m && m->vertex_count) {
+        uint8_t *mat = m->materials;
         if (colour_by_level) {
             static const char *const names[Q_LOD_MAX_LEVEL + 1] = {"grass", "sand", "rock", "snow", "brick"};
-            for (size_t i = 0; i < m->vertex_count; i++) {
+            mat = malloc(m->vertex_count);
+            ok = mat != NULL;
+            for (size_t i = 0; ok && i < m->vertex_count; i++) {
                 int32_t ch[3];
                 for (int a = 0; a < 3; a++)
                     ch[a] = (int32_t)floor(m->positions[3 * i + a] / scale / Q_LOD_CHUNK);
                 int id = q_material_find(names[q_clipmap_level(cm, ch)]);
-                m->materials[i] = (uint8_t)(id > 0 ? id : m->materials[i]);
+                mat[i] = (uint8_t)(id > 0 ? id : m->materials[i]);
             }
         }
-        q_dc_output o = {.positions = m->positions, .normals = m->normals, .materials = m->materials,
+        q_dc_output o = {.positions = m->positions, .normals = m->normals, .materials = mat,
                          .indices = m->indices, .vertex_count = m->vertex_count, .index_count = m->index_count};
-        ok = pack(&o, &blob);
-        q_mesh_destroy(m);
+        ok = ok && pack(&o, &blob);
+        if (mat != m->materials)
+            free(mat);
     }
     if (ok) {
         upload(r, &c->lod_mesh, &blob);
         free(blob.data);
         c->lod_valid = true;
-        c->lod_version = version;
+        c->lod_serial = res.serial;
         c->lod_coloured = colour_by_level;
-        memcpy(c->lod_chunk, vc, sizeof vc);
     }
     return true;
 }
