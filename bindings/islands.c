@@ -34,38 +34,38 @@ static q_islands *check_tracker(lua_State *L, q_world **wout)
     return s;
 }
 
-static void to_voxel(lua_State *L, const double p[3], double voxel_size, int32_t out[3])
+static void to_voxel(lua_State *L, int arg, const double p[3], double voxel_size, int32_t out[3])
 {
     for (int a = 0; a < 3; a++) {
         double v = floor(p[a] / voxel_size);
         if (!(v >= -Q_TERRAIN_LIMIT && v < Q_TERRAIN_LIMIT))
-            luaL_argerror(L, 2, "anchor point is outside the terrain's limits");
+            luaL_argerror(L, arg, "anchor point is outside the terrain's limits");
         out[a] = (int32_t)v;
     }
 }
 
-/* Reads the anchor argument (index 2) into the tracker. */
-static void check_anchor(lua_State *L, q_islands *s, q_world *w)
+/* Reads the anchor value at idx (argument number arg) into the tracker. */
+static void check_anchor(lua_State *L, int idx, int arg, q_islands *s, q_world *w)
 {
     double vs = q_world_get_def(w)->voxel_size;
     int32_t pts[MAX_ANCHORS][3];
     size_t n = 0;
-    bool floor_anchor = lua_isnoneornil(L, 2);
+    bool floor_anchor = lua_isnoneornil(L, idx);
     double p[3];
-    if (!floor_anchor && ql_to_vec3(L, 2, p)) {
-        ql_check_vec3(L, 2, p);
-        to_voxel(L, p, vs, pts[n++]);
+    if (!floor_anchor && ql_to_vec3(L, idx, p)) {
+        ql_check_vec3(L, idx, p);
+        to_voxel(L, arg, p, vs, pts[n++]);
     } else if (!floor_anchor) {
-        luaL_argexpected(L, lua_istable(L, 2), 2, "nil, a point or a list of points");
-        lua_Integer len = luaL_len(L, 2);
+        luaL_argexpected(L, lua_istable(L, idx), arg, "nil, a point or a list of points");
+        lua_Integer len = luaL_len(L, idx);
         if (len > MAX_ANCHORS)
-            luaL_argerror(L, 2, lua_pushfstring(L, "at most %d anchor points, got %d", MAX_ANCHORS, (int)len));
+            luaL_argerror(L, arg, lua_pushfstring(L, "at most %d anchor points, got %d", MAX_ANCHORS, (int)len));
         for (lua_Integer i = 1; i <= len; i++) {
-            lua_geti(L, 2, i);
+            lua_geti(L, idx, i);
             if (!ql_to_vec3(L, -1, p) || !(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
-                luaL_argerror(L, 2, lua_pushfstring(L, "anchor %d must be a finite point", (int)i));
+                luaL_argerror(L, arg, lua_pushfstring(L, "anchor %d must be a finite point", (int)i));
             lua_pop(L, 1);
-            to_voxel(L, p, vs, pts[n++]);
+            to_voxel(L, arg, p, vs, pts[n++]);
         }
     }
     if (q_islands_set_anchors(s, floor_anchor, (const int32_t(*)[3])pts, n) != Q_OK)
@@ -123,7 +123,7 @@ static int terrain_islands(lua_State *L)
 {
     q_world *w;
     q_islands *s = check_tracker(L, &w);
-    check_anchor(L, s, w);
+    check_anchor(L, 2, 2, s, w);
     update(L, s, w);
     double vs = q_world_get_def(w)->voxel_size;
     size_t n = q_islands_count(s);
@@ -143,7 +143,7 @@ static int terrain_remove_islands(lua_State *L)
 {
     q_world *w;
     q_islands *s = check_tracker(L, &w);
-    check_anchor(L, s, w);
+    check_anchor(L, 2, 2, s, w);
     update(L, s, w);
     double vs = q_world_get_def(w)->voxel_size;
     q_terrain *t = q_world_terrain(w);
@@ -171,9 +171,60 @@ static int terrain_remove_islands(lua_State *L)
     return 1;
 }
 
+/* T:detach_islands([{anchor=, max_hulls=16, max_bodies=0}]) -> list of the
+ * Bodies made, count of islands too large to detach (they stay terrain).
+ * Each island's voxels leave the terrain and become one body (world.h
+ * q_world_detach_islands). world:on("detach") handlers hear of bodies
+ * detached inside world:step (auto_detach), not of these. */
+static int terrain_detach_islands(lua_State *L)
+{
+    q_world *w;
+    q_islands *s = check_tracker(L, &w);
+    q_detach_params p = q_default_detach_params();
+    if (!lua_isnoneornil(L, 2)) {
+        static const char *const fields[] = {"anchor", "max_hulls", "max_bodies", NULL};
+        luaL_checktype(L, 2, LUA_TTABLE);
+        ql_check_fields(L, 2, fields);
+        lua_Integer v;
+        if (ql_field_integer(L, 2, 2, "max_hulls", &v)) {
+            if (v < 1 || v > 1024)
+                return luaL_argerror(L, 2, "field 'max_hulls' must be 1..1024");
+            p.max_hulls = (size_t)v;
+        }
+        if (ql_field_integer(L, 2, 2, "max_bodies", &v)) {
+            if (v < 0)
+                return luaL_argerror(L, 2, "field 'max_bodies' must be >= 0 (0 = all)");
+            p.max_bodies = (size_t)v;
+        }
+        lua_getfield(L, 2, "anchor");
+        check_anchor(L, lua_gettop(L), 2, s, w);
+        lua_pop(L, 1);
+    } else {
+        check_anchor(L, 2, 2, s, w);
+    }
+    const q_handle *before;
+    size_t first = q_world_detached(w, &before);
+    char err[160];
+    size_t too_large = 0;
+    size_t made = q_world_detach_islands(w, &p, &too_large, NULL, err, sizeof err);
+    const q_handle *list;
+    q_world_detached(w, &list);
+    lua_getiuservalue(L, 1, 1); /* the World userdata */
+    int world_idx = lua_gettop(L);
+    lua_createtable(L, (int)made, 0);
+    for (size_t i = 0; i < made; i++) {
+        ql_push_body(L, world_idx, list[first + i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_pushinteger(L, (lua_Integer)too_large);
+    return 2;
+}
+
 void ql_open_islands(lua_State *L)
 {
-    static const luaL_Reg methods[] = {
-        {"islands", terrain_islands}, {"remove_islands", terrain_remove_islands}, {NULL, NULL}};
+    static const luaL_Reg methods[] = {{"islands", terrain_islands},
+                                       {"remove_islands", terrain_remove_islands},
+                                       {"detach_islands", terrain_detach_islands},
+                                       {NULL, NULL}};
     ql_add_methods(L, QL_TERRAIN, methods);
 }

@@ -46,8 +46,8 @@ static void push_world(lua_State *L, q_world *w)
 
 static int world_new(lua_State *L)
 {
-    static const char *const fields[] = {"voxel_size", "gravity", "step",          "substeps",
-                                         "seed",       "threads", "physics_cache", NULL};
+    static const char *const fields[] = {"voxel_size", "gravity",       "step",        "substeps", "seed",
+                                         "threads",    "physics_cache", "auto_detach", NULL};
     q_world_def def = q_default_world_def();
     if (!lua_isnoneornil(L, 1)) {
         ql_check_fields(L, 1, fields);
@@ -72,6 +72,7 @@ static int world_new(lua_State *L)
                 return luaL_argerror(L, 1, "field 'physics_cache' must be 0..2^40 bytes (0 = default)");
             def.physics_cache = (size_t)i;
         }
+        ql_field_boolean(L, 1, 1, "auto_detach", &def.auto_detach);
     }
     char err[256];
     q_world *w = q_world_create(&def, err, sizeof err);
@@ -405,7 +406,7 @@ static int world_valid(lua_State *L)
 static int world_settings(lua_State *L)
 {
     const q_world_def *d = q_world_get_def(ql_check_world(L, 1));
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
     lua_pushnumber(L, d->voxel_size);
     lua_setfield(L, -2, "voxel_size");
     ql_push_vec3(L, d->gravity);
@@ -416,6 +417,8 @@ static int world_settings(lua_State *L)
     lua_setfield(L, -2, "substeps");
     lua_pushinteger(L, (lua_Integer)d->seed);
     lua_setfield(L, -2, "seed");
+    lua_pushboolean(L, d->auto_detach);
+    lua_setfield(L, -2, "auto_detach");
     return 1;
 }
 

@@ -628,6 +628,10 @@ void q_bodies_step(q_bodies *b, double dt)
         }
     }
     q_bodies_sleep(b, dt);
+    for (size_t i = 0; i < b->bodies.count; i++)
+        if (b->bodies.data[i].unbreakable_steps > 0)
+            b->bodies.data[i].unbreakable_steps--;
+    b->dt = dt;
     double t3 = now_ms();
     b->ms_broadphase = t1 - t0;
     b->ms_narrowphase = t2 - t1;

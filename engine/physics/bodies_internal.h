@@ -16,6 +16,7 @@
 #define Q_RESTITUTION_SPEED 1.0   /* approach speed below which nothing bounces */
 #define Q_BUOY_CELLS 6            /* buoyancy samples per axis, at most */
 #define Q_TERRAIN_MANIFOLDS 16    /* per body and step */
+#define Q_FRAGMENT_GRACE 0.5      /* seconds before a fragment of a brittle body can break */
 
 typedef struct q_body {
     q_collider *shape;
@@ -38,6 +39,7 @@ typedef struct q_body {
     double min[3], max[3];       /* world bounds of the shape */
     double sleep_time;
     uint32_t island;             /* sleeping island id (0 = none) */
+    uint32_t unbreakable_steps;  /* a fresh fragment does not break again for a while */
     /* step scratch */
     double x0[3], q0[4];         /* at the start of the step */
     double margin;               /* contact margin for this step */
@@ -112,6 +114,7 @@ struct q_bodies {
     Q_ARRAY(uint32_t) parent;         /* islands (union-find) */
     Q_ARRAY(double) least;            /* per island root: shortest sleep time */
     size_t terrain_constraints;
+    double dt;                        /* of the last step (0 before the first) */
     double ms_broadphase, ms_narrowphase, ms_solver;
 };
 #define Q_PAIR_MANIFOLDS 8

@@ -148,8 +148,12 @@ size_t q_body_shatter(q_bodies *b, q_handle h, const q_shatter_params *p, q_hand
                 v3_madd(def.velocity, away, p->burst / total_mass);
         }
         q_handle fh = q_body_create(b, &def, ferr, sizeof ferr);
-        if (!q_handle_is_null(fh))
+        if (!q_handle_is_null(fh)) {
+            /* it was just made by an impact that may still be going on */
+            double dt = b->dt > 0 ? b->dt : 1.0 / 60;
+            q_bodies_get(b, fh)->unbreakable_steps = (uint32_t)ceil(Q_FRAGMENT_GRACE / dt);
             made[n++] = fh;
+        }
     }
     q_fracture_free(f);
     if (n == 0) {

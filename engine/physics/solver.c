@@ -453,7 +453,7 @@ static void restitution(q_bodies *b, q_constraint *c)
  * body, the strongest contact's. */
 static void note_breakage(q_bodies *b, uint32_t slot, const double at[3], double impulse)
 {
-    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]))
+    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]) || b->bodies.data[slot].unbreakable_steps > 0)
         return;
     const q_material *m = q_material_get(b->bodies.data[slot].material);
     if (!m || !m->brittle || !(impulse > m->strength))
