@@ -229,6 +229,13 @@ static body_ref check_body(lua_State *L, int idx)
     return r;
 }
 
+q_bodies *ql_check_body(lua_State *L, int idx, q_handle *h)
+{
+    body_ref r = check_body(L, idx);
+    *h = r.h;
+    return r.b;
+}
+
 /* ---- shape definitions (spawn and shapecast) ---- */
 
 enum { SHAPE_SPHERE, SHAPE_BOX, SHAPE_CAPSULE, SHAPE_HULL, SHAPE_MESH };

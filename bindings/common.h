@@ -96,6 +96,11 @@ void ql_open_bodies(lua_State *L);
 /* Pushes the Body of handle h in the World userdata at world_idx (the same
  * userdata every time for the same body). */
 void ql_push_body(lua_State *L, int world_idx, q_handle h);
+/* The live body of the Body at idx (its World userdata is the Body's
+ * uservalue 1); an argument error once it or its world was destroyed. */
+struct q_bodies *ql_check_body(lua_State *L, int idx, q_handle *h);
+/* Body:shatter (shatter.c). */
+void ql_open_shatter(lua_State *L);
 /* Calls the contact, shatter and detach callbacks for what the last
  * world:step produced. */
 void ql_dispatch_events(lua_State *L, int world_idx);

@@ -36,6 +36,7 @@ int luaopen_quarry(lua_State *L)
     ql_open_world(L);
     lua_setfield(L, -2, "world");
     ql_open_bodies(L);
+    ql_open_shatter(L);
     ql_open_mesh(L);
     lua_setfield(L, -2, "mesh");
     ql_open_decompose(L);
