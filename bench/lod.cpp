@@ -1,8 +1,12 @@
 /* Clipmap LOD (mesh/octree.h, mesh/clipmap.h) on a 1024x128x1024 hills world:
  *  - triangles drawn with the viewer in the middle against all chunks at LOD0;
- *  - the first build (every chunk meshed at LOD0 on all threads, then
- *    clustered) and the rebuild after the viewer crosses a chunk border (no
- *    LOD0 remesh, only the clustering);
+ *  - the first build (every chunk meshed at LOD0, clustered, seams; on all
+ *    threads) against the rebuild after the viewer crosses a chunk border
+ *    (waiting, on all threads: only the blocks whose level changed and the
+ *    seams around them) and after an edit near the viewer;
+ *  - the same viewer move in the background: the longest time one
+ *    q_clipmap_update(wait = false) call takes (what a frame pays) and the
+ *    time until the new mesh is published, polling once per millisecond;
  *  - LOD1 of single 32^3 chunks against meshoptimizer's meshopt_simplify with
  *    locked borders (meshopt_SimplifyLockBorder) at the same triangle count,
  *    starting from the same LOD0 mesh: time and symmetric sampled Hausdorff
@@ -15,6 +19,8 @@
 #include <cmath>
 #include <cstdio>
 #include <vector>
+
+#include <time.h>
 
 extern "C" {
 #include "bench.h"
@@ -148,23 +154,123 @@ int main(int argc, char **argv)
     bench_row("clipmap LOD (chunks + seams)", (double)drawn, nullptr, 0, "all chunks at LOD0", (double)lod0, nullptr,
               0, "triangles", 1e6, "M tris");
 
-    /* viewer crosses a chunk border: 5 moves of one chunk */
+    /* viewer crosses a chunk border: 5 moves of one chunk, waiting */
     const int REPS = 5;
     double moves[REPS];
+    size_t rb = 0, rs = 0;
     for (int i = 0; i < REPS; i++) {
         viewer[0] += Q_LOD_CHUNK;
         q_clipmap_set_viewer(cm, viewer);
         t0 = bench_now();
-        bench_check(q_clipmap_mesh(cm, q_world_jobs(w), t, box, 1.0f, &r, err, sizeof err), "q_clipmap_mesh", err);
+        bench_check(q_clipmap_update(cm, q_world_jobs(w), t, box, 1.0f, true, err, sizeof err), "q_clipmap_update",
+                    err);
         moves[i] = bench_now() - t0;
-        if (r.remeshed_chunks != 0)
-            bench_note("viewer move remeshed %zu chunks at LOD0", r.remeshed_chunks);
-        q_mesh_destroy(r.mesh);
+        q_clipmap_result res = q_clipmap_get(cm);
+        if (res.info.remeshed_chunks != 0)
+            bench_note("viewer move remeshed %zu chunks at LOD0", res.info.remeshed_chunks);
+        rb += res.info.rebuilt_blocks;
+        rs += res.info.rebuilt_seams;
+        if (i == 0)
+            std::printf("blocks %zu, seams %zu\n", res.info.blocks, res.info.seams);
     }
     double move = bench_median(moves, REPS);
-    bench_section_inverse("Rebuild when the viewer crosses a chunk (whole 1024^2 world re-clustered) vs first build");
-    bench_row("viewer crosses a chunk", move, moves, REPS, "first build (LOD0 of every chunk + clustering)", first,
+    bench_section_inverse("Rebuild when the viewer crosses a chunk (waiting, all threads) vs first build");
+    bench_row("viewer crosses a chunk", move, moves, REPS, "first build (LOD0 of every chunk + blocks + seams)", first,
               &first, 1, "s", 1e-3, "ms");
+    bench_note("blocks rebuilt per move %.1f, seams %.1f (mean of %d moves)", (double)rb / REPS, (double)rs / REPS,
+               REPS);
+
+    /* an edit near the viewer: a ball of radius 6 carved on the surface */
+    double edits[REPS];
+    size_t er = 0, eb = 0;
+    for (int i = 0; i < REPS; i++) {
+        q_edit e = {};
+        e.op = Q_EDIT_CARVE;
+        e.shape.kind = Q_SHAPE_BALL;
+        double h = 128;
+        while (h > 0 && q_terrain_get(t, (int32_t)viewer[0] + 20 * i, (int32_t)h - 1, 500).material == 0)
+            h -= 1;
+        e.shape.center[0] = viewer[0] + 20 * i;
+        e.shape.center[1] = h;
+        e.shape.center[2] = 500;
+        e.shape.radius = 6;
+        bench_check(q_terrain_edit(t, &e, err, sizeof err), "q_terrain_edit", err);
+        t0 = bench_now();
+        bench_check(q_clipmap_update(cm, q_world_jobs(w), t, box, 1.0f, true, err, sizeof err), "q_clipmap_update",
+                    err);
+        edits[i] = bench_now() - t0;
+        q_clipmap_result res = q_clipmap_get(cm);
+        er += res.info.remeshed_chunks;
+        eb += res.info.rebuilt_blocks;
+    }
+    double edit = bench_median(edits, REPS);
+    bench_row("carve a ball (r = 6) near the viewer", edit, edits, REPS, "first build", first, &first, 1, "s", 1e-3,
+              "ms");
+    bench_note("per edit: %.1f chunks remeshed at LOD0, %.1f blocks rebuilt (mean of %d)", (double)er / REPS,
+               (double)eb / REPS, REPS);
+
+    /* In the background: the caller polls once per ms, as a frame would.
+     * stall = the longest q_clipmap_update(wait = false) call, ready = time
+     * until the new mesh is published. */
+    auto background = [&](q_clipmap *c, double *stall, double *ready, size_t *polls) {
+        uint64_t serial = q_clipmap_get(c).serial;
+        *stall = 0;
+        double b0 = bench_now();
+        for (;;) {
+            double c0 = bench_now();
+            bench_check(q_clipmap_update(c, q_world_jobs(w), t, box, 1.0f, false, err, sizeof err),
+                        "q_clipmap_update", err);
+            double dt = bench_now() - c0;
+            *stall = dt > *stall ? dt : *stall;
+            ++*polls;
+            if (q_clipmap_get(c).serial != serial)
+                break;
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, nullptr);
+        }
+        *ready = bench_now() - b0;
+        if (!q_clipmap_get(c).current)
+            bench_note("background rebuild published a stale mesh");
+    };
+    double stall[REPS], ready[REPS], estall[REPS], eready[REPS];
+    size_t polls = 0;
+    for (int i = 0; i < REPS; i++) {
+        viewer[0] -= Q_LOD_CHUNK;
+        q_clipmap_set_viewer(cm, viewer);
+        background(cm, &stall[i], &ready[i], &polls);
+    }
+    for (int i = 0; i < REPS; i++) {
+        q_edit e = {};
+        e.op = Q_EDIT_FILL;
+        e.material = 2;
+        e.shape.kind = Q_SHAPE_BALL;
+        e.shape.center[0] = viewer[0] - 20 * i;
+        e.shape.center[1] = 60;
+        e.shape.center[2] = 530;
+        e.shape.radius = 6;
+        bench_check(q_terrain_edit(t, &e, err, sizeof err), "q_terrain_edit", err);
+        background(cm, &estall[i], &eready[i], &polls);
+    }
+    /* a first build in the background: a new clipmap on the same terrain */
+    q_clipmap *fresh = q_clipmap_create();
+    q_clipmap_set_viewer(fresh, viewer);
+    double fstall, fready;
+    background(fresh, &fstall, &fready, &polls);
+    q_clipmap_destroy(fresh);
+    bench_section_inverse("In the background (clipmap worker thread, caller polls every ms) vs waiting");
+    bench_row("viewer crosses a chunk: longest call (frame stall)", bench_median(stall, REPS), stall, REPS,
+              "waiting rebuild", move, moves, REPS, "s", 1e-3, "ms");
+    bench_row("viewer crosses a chunk: until published", bench_median(ready, REPS), ready, REPS, "waiting rebuild",
+              move, moves, REPS, "s", 1e-3, "ms");
+    bench_row("fill a ball (r = 6): longest call (frame stall)", bench_median(estall, REPS), estall, REPS,
+              "waiting rebuild", edit, edits, REPS, "s", 1e-3, "ms");
+    bench_row("fill a ball (r = 6): until published", bench_median(eready, REPS), eready, REPS, "waiting rebuild",
+              edit, edits, REPS, "s", 1e-3, "ms");
+    bench_row("first build: longest call (terrain copied)", fstall, &fstall, 1, "waiting first build", first, &first,
+              1, "s", 1e-3, "ms");
+    bench_row("first build: until published (worker alone)", fready, &fready, 1, "waiting first build", first,
+              &first, 1, "s", 1e-3, "ms");
+    bench_note("%zu polls in all", polls);
 
     /* LOD1 chunks vs meshopt_simplify with locked borders */
     bench_section_inverse("LOD1 of a 32^3 chunk vs meshopt_simplify (LockBorder) at the same triangle count, 8 chunks");

@@ -397,7 +397,7 @@ q_status q_clipmap_update(q_clipmap *c, q_jobs *jobs, const q_terrain *t, q_box 
     }
     s->has_job = true;
     memset(&s->job_out, 0, sizeof s->job_out);
-    if (!wait) {
+    if (!wait && s->job.nlevels) { /* no levels: an empty or refused box, answered at once */
         atomic_store(&s->done, false);
         if (pthread_create(&s->thread, NULL, worker_main, s) == 0) {
             s->running = true;
