@@ -238,3 +238,92 @@ describe("examples/arch.lua", function()
     assert.matches("arch: 240 frames, 1 detached", out)
   end)
 end)
+
+describe("Body:shatter{gpu = true}", function()
+  it("makes the same fragments with the host's compute shader (offscreen, llvmpipe)", function()
+    local host = require "spec.support.host"
+    local dir = os.tmpname()
+    os.remove(dir)
+    os.execute("mkdir -p " .. dir)
+    local script, log = dir .. "/gpu.lua", dir .. "/log"
+    host.write_file(script, [[
+local quarry = require "quarry"
+local f = assert(io.open(arg[1], "w"))
+local function parts(gpu, shape)
+  local w = quarry.world.new{gravity = {0, 0, 0}}
+  local b = w:spawn(shape)
+  local list = assert(b:shatter{pieces = 24, seed = 9, at = {0.3, 0.2, 0.1}, gpu = gpu})
+  local masses = {}
+  for i, p in ipairs(list) do masses[i] = p.mass end
+  return masses
+end
+for _, shape in ipairs({{shape = "box", size = {2, 1, 1.5}}, {shape = "sphere", radius = 1}}) do
+  local c, g = parts(false, shape), parts(true, shape)
+  local worst = 0
+  for i = 1, math.max(#c, #g) do
+    worst = math.max(worst, math.abs((c[i] or 0) - (g[i] or 0)) / (c[i] or 1))
+  end
+  f:write(("%d %d %.17g\n"):format(#c, #g, worst))
+end
+f:close()
+]])
+    local cmd = ("%s timeout 120 %s --frames 1 %s %s >%s/out 2>&1"):format(host.OFFSCREEN,
+      host.shell_quote(host.exe), host.shell_quote(script), host.shell_quote(log), dir)
+    local ok = os.execute(cmd)
+    local out = host.read_file(dir .. "/out") or ""
+    assert.is_true(ok, out)
+    local lines = host.lines_of(log)
+    assert.are.equal(2, #lines, out)
+    for _, line in ipairs(lines) do
+      local nc, ng, worst = line:match("(%S+) (%S+) (%S+)")
+      assert.are.equal(tonumber(nc), tonumber(ng))
+      assert.is_true(tonumber(nc) >= 12, line)
+      assert.is_true(tonumber(worst) <= 1e-4, "GPU fragments' masses differ by " .. worst)
+    end
+    os.execute("rm -rf " .. dir)
+  end)
+
+  it("is refused outside the host program", function()
+    local w = quarry.world.new{}
+    local b = w:spawn{shape = "box", size = 1}
+    assert.matches("gpu = true needs the host program", select(2, pcall(b.shatter, b, {gpu = true})))
+    assert.is_true(b:valid())
+  end)
+end)
+
+describe("examples/shatter.lua", function()
+  it("runs headless: the tower stands until the ball hits it", function()
+    local host = require "support.host"
+    local f = io.open(host.exe, "rb")
+    if not f then
+      pending("no host program at " .. host.exe)
+      return
+    end
+    f:close()
+    local pipe = assert(io.popen(host.shell_quote(host.exe) .. " --headless --frames 120 examples/shatter.lua 2>&1"))
+    local out = pipe:read("a")
+    assert.is_true(pipe:close(), out)
+    assert.matches("before the ball: 0 broke", out)
+    local broke = tonumber(out:match("(%d+) bricks broke"))
+    assert.is_true(broke and broke >= 3, out)
+  end)
+end)
+
+describe("shattering from a contact callback", function()
+  it("is safe: the body goes, the fragments stay, the step goes on", function()
+    local w = quarry.world.new{}
+    w.terrain:fill_region({0, 0, 0}, {16, 4, 16}, "rock")
+    local b = w:spawn{shape = "box", size = 1, position = {8, 8, 8}}
+    local parts
+    b.on_contact = function(self, other)
+      if not parts then parts = self:shatter{pieces = 6, at = self.position} end
+    end
+    for _ = 1, 90 do w:step(DT) end
+    assert.is_truthy(parts)
+    assert.is_false(b:valid())
+    for _, p in ipairs(parts) do
+      assert.is_true(p:valid())
+      assert.is_true(p.position.y > 3, "a fragment fell through the ground")
+    end
+  end)
+end)

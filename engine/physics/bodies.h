@@ -183,7 +183,8 @@ size_t q_body_shatter(q_bodies *b, q_handle h, const q_shatter_params *p, q_hand
                       size_t errlen);
 
 /* Bodies of brittle materials (voxel/material.h) whose contact impulse in
- * the last step exceeded their material's strength, at most one entry per
+ * the last step exceeded their material's strength in an impact (an
+ * approach faster than 1 m/s: resting loads never break anything), at most one entry per
  * body, in event order: the body and the contact point. The world shatters
  * them after the step (world.h). */
 typedef struct q_breakage {

@@ -14,6 +14,7 @@
 #define Q_SLEEP_LINEAR 0.05       /* m/s */
 #define Q_SLEEP_ANGULAR 0.05      /* rad/s */
 #define Q_RESTITUTION_SPEED 1.0   /* approach speed below which nothing bounces */
+#define Q_BREAK_SPEED 1.0         /* approach speed below which brittle bodies do not break */
 #define Q_BUOY_CELLS 6            /* buoyancy samples per axis, at most */
 #define Q_TERRAIN_MANIFOLDS 16    /* per body and step */
 #define Q_FRAGMENT_GRACE 0.5      /* seconds before a fragment of a brittle body can break */

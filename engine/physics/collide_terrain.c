@@ -19,9 +19,9 @@
  * along the normal) is an inactive edge or a vertex whose two edges in the
  * triangle are both inactive, takes the triangle's face normal: boxes and
  * hulls are recomputed along it with their incident face clipped to the
- * triangle (nothing if it does not project on it); for spheres and capsules
- * the point is dropped (the neighbour's face contact is there, so nothing
- * is lost).
+ * triangle (nothing if it does not project on it); spheres and capsules keep
+ * their point and true distance with the normal replaced (a closer face
+ * contact of the neighbour always exists there, so nothing is lost).
  * So on flat or concave ground every contact normal is a face normal, and a
  * shape sliding across triangle edges and chunk borders never meets a
  * sideways or upward edge normal; at real (convex) ridges edge normals stay.
@@ -280,12 +280,11 @@ static int collide_triangle(const gather *g, const ttri *t, const q_collider *s,
     if (!internal)
         return r;
     if (is_core) {
-        /* The point faces an internal edge or vertex: a neighbour's face
-         * contact covers it (the neighbour is gathered, or lies beyond the
-         * query box). Kept with the face normal and the edge distance, it
-         * would be a speculative point whose anchor rotates with a rolling
-         * sphere into the ground and kicks it up. */
-        return 0;
+        /* normal correction: the true distance, along the face normal (the
+         * solver keeps round bodies' anchors from turning into the ground,
+         * bodies.h) */
+        memcpy(m->normal, tp.tn, sizeof tp.tn);
+        return r;
     }
     unsigned fl = Q_NP_ONE_SIDED | Q_NP_FACE_ONLY | Q_NP_CLIP_STRICT;
     return q_poly_poly(&tp, body, margin, fl, m);

@@ -111,7 +111,8 @@ void q_bodies_find_pairs(q_bodies *b, double dt)
             b->order.data[b->order.count++] = i;
     for (int pass = 0; pass < 4; pass++) {
         grow_bounds(b, dt);
-        qsort_r(b->order.data, b->order.count, sizeof(uint32_t), compare_order, b);
+        if (b->order.count > 1)
+            qsort_r(b->order.data, b->order.count, sizeof(uint32_t), compare_order, b);
         if (!sweep(b))
             break;
     }
@@ -210,7 +211,8 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
     c->friction = sqrt(fa * fb);
     c->restitution = fmax(ma ? ma->restitution : 0, mb ? mb->restitution : 0);
 
-    const q_constraint *prev = bsearch(c, b->previous.data, b->previous.count, sizeof *c, compare_constraint);
+    const q_constraint *prev =
+        b->previous.count ? bsearch(c, b->previous.data, b->previous.count, sizeof *c, compare_constraint) : NULL;
     c->was_touching = prev && prev->touching;
     c->round_a = a != Q_TERRAIN && is_round(b->bodies.data[a].shape);
     c->round_b = is_round(b->bodies.data[slot_b].shape);
@@ -299,7 +301,8 @@ void q_bodies_collide(q_bodies *b)
     b->constraints.data = swap;
     b->constraints.capacity = swap_cap;
     b->constraints.count = 0;
-    qsort(b->previous.data, b->previous.count, sizeof(q_constraint), compare_constraint);
+    if (b->previous.count > 1)
+        qsort(b->previous.data, b->previous.count, sizeof(q_constraint), compare_constraint);
 
     collide_terrain(b);
 
@@ -582,7 +585,8 @@ static double constraint_impulse(const q_bodies *b, q_constraint *c, double pos[
  * normal clusters) are consecutive runs in the constraint list, and a run
  * reports once, at its strongest manifold. For the terrain, "touching
  * before" is the body's own flag, so rolling onto the next chunk is no new
- * contact. Brittle bodies note the strongest impulse they took. */
+ * contact. Brittle bodies note the strongest impulse they took in an
+ * impact (approach faster than Q_BREAK_SPEED). */
 static void emit_events(q_bodies *b)
 {
     q_constraint *cs = b->constraints.data;
@@ -603,10 +607,15 @@ static void emit_events(q_bodies *b)
         double best = -1, best_pos[3] = {0, 0, 0}, approach = 0;
         size_t strongest = i;
         for (size_t k = i; k < end; k++) {
-            double pos[3];
-            double impulse = constraint_impulse(b, &cs[k], pos, &approach);
-            note_breakage(b, cs[k].a, pos, impulse);
-            note_breakage(b, cs[k].b, pos, impulse);
+            double pos[3], speed = 0;
+            double impulse = constraint_impulse(b, &cs[k], pos, &speed);
+            approach = fmax(approach, speed);
+            /* only impacts break things: a resting load, however heavy, is
+             * not one (its impulse per step grows with the step) */
+            if (speed > Q_BREAK_SPEED) {
+                note_breakage(b, cs[k].a, pos, impulse);
+                note_breakage(b, cs[k].b, pos, impulse);
+            }
             touching |= cs[k].touching;
             before |= cs[k].was_touching;
             if (cs[k].touching && impulse > best) {

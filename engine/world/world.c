@@ -127,7 +127,7 @@ static void step_bodies(q_world *w)
     q_bodies_step(w->bodies, w->def.step);
     const q_contact_event *ev;
     size_t n = q_bodies_events(w->bodies, &ev);
-    if (q_array_reserve(&w->contacts, w->contacts.count + n)) {
+    if (n && q_array_reserve(&w->contacts, w->contacts.count + n)) {
         memcpy(w->contacts.data + w->contacts.count, ev, n * sizeof *ev);
         w->contacts.count += n;
     }

@@ -105,7 +105,7 @@ size_t q_world_detached(const q_world *w, const q_handle **out);
  * their own, so fragments of fragments stop somewhere; each break makes
  * Q_BRITTLE_PIECES fragments, which cannot break again for half a second
  * (bodies.h: the impact that made them is still going on). */
-#define Q_BRITTLE_MIN_VOLUME 0.05
+#define Q_BRITTLE_MIN_VOLUME 0.002
 #define Q_BRITTLE_PIECES 12
 double q_world_time(const q_world *w);       /* frames * step */
 uint64_t q_world_frame(const q_world *w);    /* fixed steps run so far */
