@@ -36,8 +36,9 @@
  * none below 1 m/s approach speed (Bullet's m_restitutionVelocityThreshold);
  * terrain contacts take the material of the triangle's first vertex (set in
  * the callback). Sleeping: Bullet's thresholds set to Quarry's (0.05 m/s,
- * 0.05 rad/s, 0.5 s; Bullet's defaults are 0.8, 1.0 and 2 s). Bullet's box
- * has its default 0.04 m margin inside the half extents (exact geometry).
+ * 0.05 rad/s, 0.5 s); a second Bullet run keeps its defaults (0.8, 1.0 and
+ * 2 s). Bullet's box has its default 0.04 m margin inside the half extents
+ * (exact geometry).
  *
  * Threads. Quarry: jobs NULL (one thread) and q_jobs_create(1) (two).
  * Debian's Bullet is built without BT_THREADSAFE (btCreateDefaultTaskScheduler
@@ -45,10 +46,15 @@
  * cannot use a second thread: two-thread rows compare with Bullet's one
  * thread, and the program checks that the scheduler is still missing.
  *
- * Timing: each q_bodies_step / stepSimulation on CLOCK_MONOTONIC. A run is one
- * engine (one thread count) through one scene; REPS runs per engine and
- * scene, engines in rotating order; rows give the median over runs of each
- * run's mean and worst step. Quarry's terrain cache is warmed once per
+ * Timing: each q_bodies_step / stepSimulation on CLOCK_MONOTONIC (wall) and
+ * CLOCK_PROCESS_CPUTIME_ID (CPU time of all threads: on a shared machine it
+ * does not count the time other processes take). A run is one engine (one
+ * thread count) through one scene; REPS runs per engine and scene, engines in
+ * rotating order; rows give the median over runs of each run's mean and
+ * worst step, and of the CPU mean over the first 0.5 s, when no body of
+ * either engine can be asleep yet. Stage times: Quarry's q_bodies_get_stats;
+ * Bullet's from overrides of updateAabbs, computeOverlappingPairs and
+ * performDiscreteCollisionDetection. Quarry's terrain cache is warmed once per
  * terrain by a downward ray per voxel column (not timed; Bullet's BVH and
  * edge info are built up front, timed apart in a note).
  *
@@ -59,7 +65,7 @@
  * terrain) gives the surface height; a box whose centre is below it by more
  * than 0.05 m counts as under the surface.
  *
- * Usage: bodies OUTDIR [REPS]
+ * Usage: bodies OUTDIR [REPS (default 3)] [SCENE name prefix: drop, stack, pyr]
  */
 #define _Static_assert static_assert /* C11 headers */
 extern "C" {
