@@ -1,5 +1,5 @@
--- Quarry sandbox: fly over a generated world of hills, caves and lakes and
--- dig or build with the mouse.
+-- Quarry sandbox: fly over a generated world of hills, caves and lakes, dig
+-- or build with the mouse, and drop boxes and balls on it.
 --
 --   build/quarry examples/sandbox.lua            (a window; Escape quits)
 --   build/quarry --headless --frames 120 examples/sandbox.lua
@@ -12,7 +12,10 @@
 --                 (or hold Q / E / R / F) to look, clicks act under the cursor
 --   Left click    dig a ball of the brush size      Right click  add material
 --   Wheel         brush size (1..16 voxels)          1..9         material
---   F1 wireframe  F2 chunk boxes  F12 screenshot (sandbox-N.png)  Esc quit
+--   B / N         drop a box / a ball of the material at the cursor (it
+--                 appears a little above the surface there); X removes them
+--   F1 wireframe  F2 chunk boxes  F3 contact points  F12 screenshot
+--                 (sandbox-N.png)  Esc quit
 --
 -- Edit and save this file while it runs: the host reloads it in place. State
 -- lives in globals created in quarry.load, which a reload does not call
@@ -31,8 +34,10 @@ local KEY_LOOK = 1.5      -- radians per second with Q/E/R/F
 local REACH = 200         -- metres a click reaches
 local HELP = {
   "WASD fly, Space/C up/down, Shift fast | Tab capture mouse to look (or drag with middle button, Q/E/R/F)",
-  "Left click dig, right click add, wheel brush size, 1-9 material | F1 wireframe, F2 chunks, F12 screenshot, Esc quit",
+  "Left click dig, right click add, wheel brush size, 1-9 material | B drop box, N drop ball, X remove bodies",
+  "F1 wireframe, F2 chunks, F3 contacts, F12 screenshot, Esc quit",
 }
+local DROP_HEIGHT = 2     -- metres above the surface under the cursor
 
 function quarry.load(args)
   world = quarry.world.new{}
@@ -43,7 +48,7 @@ function quarry.load(args)
   camera = {position = quarry.vec3(-6, 62, -6), yaw = math.rad(45), pitch = math.rad(-12)}
   brush, material = 3, 1
   looking = false          -- middle button held
-  shots, frames = 0, 0
+  shots, frames, drops = 0, 0, 0
   status = ""              -- last action, shown in the HUD
 
   local s = world:stats()
@@ -81,6 +86,25 @@ local function pick(x, y)
 end
 
 local function key(name) return quarry.keyboard.is_down(name) end
+
+-- Drops a box or a ball of the current material a little above the terrain
+-- under the cursor (or the crosshair), turned a bit differently each time so
+-- that boxes tumble. Brittle materials (glass, ice, brick) may shatter.
+local function drop(shape)
+  local hit, _, h = pick(aim_point(quarry.mouse.position()))
+  if not hit then
+    status = "nothing within " .. REACH .. " m"
+    return
+  end
+  drops = drops + 1
+  local a = drops * 0.7
+  local def = {shape = shape, material = MATERIALS[material],
+               position = hit + h.normal * 1.0 + quarry.vec3(0, DROP_HEIGHT, 0),
+               rotation = {math.cos(a / 2), 0.3 * math.sin(a / 2), math.sin(a / 2), 0}}
+  if shape == "box" then def.size = {1.5, 1, 1} else def.radius = 0.6 end
+  local ok, err = pcall(world.spawn, world, def)
+  status = ok and ("dropped a " .. MATERIALS[material] .. " " .. shape) or tostring(err)
+end
 
 function quarry.update(dt)
   world:step(dt)
@@ -129,8 +153,10 @@ function quarry.draw()
 
   local s = g.stats()
   local fps = quarry.timer.fps()
-  g.text(string.format("%d fps  %.1f ms | %d chunks  %d triangles  %d draw calls | brush %d  material %d %s%s",
-                       fps, fps > 0 and 1000 / fps or 0, s.chunks, s.triangles, s.draw_calls,
+  local ws = world:stats()
+  g.text(string.format("%d fps  %.1f ms | %d chunks  %d triangles  %d draw calls | %d bodies (%d awake) | " ..
+                       "brush %d  material %d %s%s",
+                       fps, fps > 0 and 1000 / fps or 0, s.chunks, s.triangles, s.draw_calls, ws.bodies, ws.awake,
                        brush, material, MATERIALS[material], status ~= "" and " | " .. status or ""),
          10, 10)
   for i, line in ipairs(HELP) do
@@ -171,9 +197,17 @@ function quarry.keypressed(k)
     material = n
   elseif k == "tab" then
     quarry.mouse.set_captured(not quarry.mouse.is_captured())
-  elseif k == "f1" or k == "f2" then
+  elseif k == "b" or k == "n" then
+    drop(k == "b" and "box" or "sphere")
+  elseif k == "x" then
+    local bodies = world:bodies()
+    for _, b in ipairs(bodies) do b:destroy() end
+    status = "removed " .. #bodies .. " bodies"
+  elseif k == "f1" or k == "f2" or k == "f3" then
     local d = g.debug()
-    if k == "f1" then g.debug{wireframe = not d.wireframe} else g.debug{chunks = not d.chunks} end
+    if k == "f1" then g.debug{wireframe = not d.wireframe}
+    elseif k == "f2" then g.debug{chunks = not d.chunks}
+    else g.debug{contacts = not d.contacts} end
   elseif k == "f12" then
     shots = shots + 1
     local name = string.format("sandbox-%d.png", shots)

@@ -318,6 +318,23 @@ end
     assert.is_true(after < before, "the arena was not repacked: " .. log[2])
     assert.is_true(count_differences(read_ppm("many1"), read_ppm("many2")) > 1000)
     assert.are.equal(0, count_differences(read_ppm("many2"), read_ppm("many3")))
+    -- each sphere is where its body is, in its body's material, before and
+    -- after repacking: the side facing the camera is lit by the bluish sky
+    -- only, so wood (0.55, 0.38, 0.2) stays redder than blue and rock
+    -- (0.45, 0.44, 0.42) turns bluer than red
+    for frame, step in pairs{[1] = 1, [2] = 5} do
+      local img = read_ppm("many" .. frame)
+      for i = 0, 99, step do
+        local p = project({(i % 10) * 0.8 - 3.6, 0.2 + (i // 10) * 0.8, 0}, img.width, img.height)
+        local x, y = math.floor(p[1]), img.height - 1 - math.floor(p[2])
+        local at = img.start + (y * img.width + x) * 3
+        local r, _, b = img.data:byte(at, at + 2)
+        local wood = i % 2 == 1
+        assert.is_true(wood and r - b > 10 or not wood and r - b < 0,
+                       string.format("frame %d sphere %d at (%d, %d) is %d, %d, %d", frame, i, x, y,
+                                     img.data:byte(at, at + 2)))
+      end
+    end
   end)
 
   it("colours a body by its material, darker while it sleeps", function()
@@ -457,5 +474,58 @@ end
     assert.are.equal(0, count_differences(read_ppm("contacts3"), read_ppm("contacts4")))
     assert.are.equal(0, count_differences(read_ppm("contacts3"), read_ppm("contacts5")))
     assert.is_true(count_differences(read_ppm("contacts1"), read_ppm("contacts3")) > 1000, "the box did not move")
+  end)
+end)
+
+describe("examples/sandbox.lua", function()
+  it("drops a box (B) and a ball (N) above the terrain at the crosshair and removes them (X)", function()
+    dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -p " .. shell_quote(dir)))
+    -- The sandbox's callbacks, driven by a wrapper that presses its keys.
+    local path = dir .. "/drive.lua"
+    write_file(path, [[
+local quarry = require "quarry"
+local g = quarry.graphics
+local LOG = arg[1]
+local function log(...)
+  local f = assert(io.open(LOG, "a"))
+  f:write(table.concat({...}, " "), "\n")
+  f:close()
+end
+dofile("examples/sandbox.lua")
+local update = quarry.update
+local frame = 0
+function quarry.update(dt)
+  update(dt)
+  frame = frame + 1
+  if frame == 2 then
+    quarry.mouse.set_captured(true)
+    local w, h = g.size()
+    local origin, dir = g.screen_ray(w / 2, h / 2)
+    local hit = assert(world:raycast(origin, dir, 200))
+    quarry.keypressed("b")
+    quarry.keypressed("n")
+    for _, b in ipairs(world:bodies()) do
+      local d = b.position - hit.position
+      log("body", tostring(b):match("%((%a+)"), b.material, tostring(d.y > 1.5 and d:length() < 5))
+    end
+  elseif frame == 3 then
+    quarry.keypressed("f3")
+    log("contacts", tostring(g.debug().contacts))
+    quarry.keypressed("x")
+    log("left", #world:bodies())
+  end
+end
+]])
+    local logfile = dir .. "/log"
+    local cmd = string.format("timeout 120 %s --headless --frames 4 %s %s >/dev/null 2>%s", shell_quote(exe),
+                              shell_quote(path), shell_quote(logfile), shell_quote(dir .. "/stderr"))
+    local _, _, code = os.execute(cmd)
+    local err = read_file(dir .. "/stderr") or ""
+    local log = lines_of(logfile)
+    os.execute("rm -rf " .. shell_quote(dir))
+    assert.are.equal(0, code, err)
+    assert.are.same({"body box rock true", "body sphere rock true", "contacts true", "left 0"}, log)
   end)
 end)
