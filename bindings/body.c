@@ -12,9 +12,8 @@
  *            included (so height >= 2 radius; height = 2 radius is a sphere)
  *   hull     points: >= 4 points (Vec3s, {x, y, z} or a flat number array),
  *            not all in one plane; the body's frame is the points' frame
- *   mesh     mesh: a Mesh, decomposed by HACD (geom/hacd.h, default
- *            settings) into a compound of hulls, or one hull when it gives
- *            one part; flat parts of open meshes are dropped
+ *   mesh     mesh: a Mesh, decomposed by HACD into a compound of hulls, or
+ *            one hull when one part is enough (q_collider_from_mesh)
  * Spawn also takes position (of the shape's frame), rotation (Quat or
  * {w, x, y, z}), velocity (|v| <= 2000 m/s), angular_velocity, material
  * (name, default "rock": density gives the mass), mass (kg, > 0: instead of
@@ -51,7 +50,7 @@
 #include "common.h"
 
 #include "core/alloc.h"
-#include "geom/hacd.h"
+#include "geom/quickhull.h"
 #include "mesh/mesh.h"
 #include "physics/bodies.h"
 #include "physics/collide.h"
@@ -171,6 +170,13 @@ static void push_state_field(lua_State *L, int world_idx, const char *key)
     lua_remove(L, -2);
 }
 
+/* The live bodies of a world userdata's handle, or NULL. */
+static q_bodies *lookup_bodies(q_handle world)
+{
+    q_world *w = q_world_lookup(world);
+    return w ? q_world_bodies(w) : NULL;
+}
+
 void ql_push_body(lua_State *L, int world_idx, q_handle h)
 {
     world_idx = lua_absindex(L, world_idx);
@@ -190,20 +196,13 @@ void ql_push_body(lua_State *L, int world_idx, q_handle h)
     luaL_setmetatable(L, QL_BODY);
     lua_pushvalue(L, world_idx);
     lua_setiuservalue(L, -2, BODY_UV_WORLD);
-    q_world *w = q_world_lookup(wh);
-    if (w && q_world_bodies(w) && q_body_valid(q_world_bodies(w), h)) {
+    q_bodies *b = lookup_bodies(wh);
+    if (b && q_body_valid(b, h)) {
         /* a stale handle (a shattered body) must not displace a live slot's Body */
         lua_pushvalue(L, -1);
         lua_rawseti(L, -3, h.index);
     }
     lua_remove(L, -2);
-}
-
-/* The live bodies of a world userdata's handle, or NULL. */
-static q_bodies *lookup_bodies(q_handle world)
-{
-    q_world *w = q_world_lookup(world);
-    return w ? q_world_bodies(w) : NULL;
 }
 
 typedef struct body_ref {
@@ -367,51 +366,6 @@ static shape_spec check_shape(lua_State *L, int idx, int arg, unsigned allowed)
     return s;
 }
 
-/* Convex parts of a mesh by HACD: a compound, or one hull. No Lua calls. */
-static q_collider *mesh_collider(const q_mesh *m, char *err, size_t errlen)
-{
-    q_hacd_result r;
-    q_status st = q_hacd(m, NULL, &r, err, errlen);
-    if (st != Q_OK)
-        return NULL;
-    size_t solid = 0;
-    for (size_t i = 0; i < r.hull_count; i++)
-        solid += r.hulls[i].shape == Q_HULL_SOLID;
-    q_collider *out = NULL;
-    if (solid == 0) {
-        snprintf(err, errlen, "mesh has no volume (no solid convex part)");
-    } else if (solid > 65535) {
-        snprintf(err, errlen, "mesh decomposes into %zu parts (at most 65535)", solid);
-    } else {
-        q_collider_part *parts = q_alloc(solid * sizeof *parts);
-        size_t n = 0;
-        bool ok = parts != NULL;
-        if (!ok)
-            snprintf(err, errlen, "out of memory");
-        for (size_t i = 0; ok && i < r.hull_count; i++) {
-            if (r.hulls[i].shape != Q_HULL_SOLID)
-                continue;
-            q_collider *c = q_collider_hull(r.hulls[i].points, r.hulls[i].point_count, err, errlen);
-            if (!c) {
-                ok = false;
-                break;
-            }
-            parts[n++] = (q_collider_part){c, {{0, 0, 0}, {0, 0, 0, 1}}};
-        }
-        if (!ok) {
-            for (size_t i = 0; i < n; i++)
-                q_collider_free(parts[i].shape);
-        } else if (n == 1) {
-            out = parts[0].shape;
-        } else {
-            out = q_collider_compound(parts, (uint32_t)n, err, errlen);
-        }
-        q_free(parts, solid * sizeof *parts);
-    }
-    q_hacd_free(&r);
-    return out;
-}
-
 /* Builds the collider of a checked spec; NULL with a message. No Lua calls. */
 static q_collider *build_shape(const shape_spec *s, char *err, size_t errlen)
 {
@@ -425,7 +379,7 @@ static q_collider *build_shape(const shape_spec *s, char *err, size_t errlen)
     case SHAPE_HULL:
         return q_collider_hull(s->points, s->point_count, err, errlen);
     default:
-        return mesh_collider(s->mesh, err, errlen);
+        return q_collider_from_mesh(s->mesh, 0, err, errlen);
     }
 }
 

@@ -604,6 +604,24 @@ describe("contacts", function()
     assert.is_true(calls <= 1, calls .. " contacts while rolling across " .. math.floor(r.position.x / 8) .. " chunks")
   end)
 
+  it("a ball set rolling on the ground reports its contact under it, with no approach speed", function()
+    local w = flat_world({64, 16, 32})
+    local rest = ground(w, 4.3, 12.3) + 0.5
+    for _, spin in ipairs{6, 16} do
+      local b = w:spawn{shape = "sphere", radius = 0.5, position = {4.3, rest, 12.3}, velocity = {spin / 2, 0, 0},
+                        angular_velocity = {0, 0, -spin}}
+      local c, at
+      b.on_contact = function(self, _, contact) c, at = c or contact, at or self.position end
+      step(w, DT)
+      assert.is_truthy(c, "no contact")
+      assert.is_true(c.speed < 0.5, ("spin %g rad/s: approach speed %.3f"):format(spin, c.speed))
+      local off = V(c.position.x - at.x, 0, c.position.z - at.z):length()
+      assert.is_true(off < 0.2, ("spin %g rad/s: contact %.3f m beside the ball"):format(spin, off))
+      near(c.position.y, rest - 0.5, 0.05, "contact height")
+      b:destroy()
+    end
+  end)
+
   it("world:on('shatter') gets the broken body and its fragments", function()
     local w = flat_world()
     local y0 = ground(w, 10.3, 10.3)
