@@ -202,6 +202,25 @@ describe("dynamics", function()
     near(b.velocity.x, 3, 1e-12, "horizontal speed")
   end)
 
+  it("impulses, forces and torques change the motion as Newton says", function()
+    local w = quarry.world.new{gravity = {0, 0, 0}}
+    local r = 0.5
+    local a = w:spawn{shape = "sphere", radius = r, position = {0, 0, 0}}
+    local m, I = a.mass, 0.4 * a.mass * r * r
+    -- 10 N s along z at the sphere's +x point: dv = J / m, dw = (r x J) / I
+    a:apply_impulse({0, 0, 10}, {r, 0, 0})
+    assert.is_true((a.velocity - V(0, 0, 10 / m)):length() < 1e-9 * 10 / m)
+    assert.is_true((a.angular_velocity - V(0, -10 * r / I, 0)):length() < 1e-6 * 10 * r / I)
+    local b = w:spawn{shape = "sphere", radius = r, position = {10, 0, 0}}
+    b:apply_force({6 * m, 0, 0})   -- 6 m/s^2 for one step
+    b:apply_torque({0, 3 * I, 0})  -- 3 rad/s^2 for one step
+    step(w, DT)
+    near(b.velocity.x, 6 * DT, 1e-6 * 6 * DT, "velocity after one step of force")
+    near(b.angular_velocity.y, 3 * DT, 1e-6 * 3 * DT, "spin after one step of torque")
+    step(w, DT)
+    near(b.velocity.x, 6 * DT, 1e-6 * 6 * DT, "the force acts for one step only")
+  end)
+
   -- A large static box rotated by theta about z is a clean slope; up is its
   -- normal n, uphill its x axis u.
   local function slope(w, theta, mat)
@@ -414,6 +433,14 @@ describe("dynamics", function()
     assert.is_true(c.sleeping, "a far sleeper stays asleep")
     step(w, 1)
     assert.is_true(b.position.y < y0 - 0.3, "the box did not fall into the hole")
+    local d = w:spawn{shape = "box", size = 1, position = {4.3, y0 + 0.5, 26.3}}
+    for _ = 1, 50 do
+      if d.sleeping then break end
+      step(w, 0.1)
+    end
+    assert.is_true(d.sleeping)
+    d.velocity = {1, 0, 0}
+    assert.is_false(d.sleeping, "setting a velocity wakes the body")
     w:spawn{shape = "sphere", radius = 0.5, position = {20.3, y0 + 3, 20.3}}
     local woke = false
     step(w, 1, function() woke = woke or not c.sleeping end)
