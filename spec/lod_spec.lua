@@ -363,6 +363,24 @@ describe("clipmap LOD", function()
     local again, ia = w:lod_mesh(LO, HI)
     assert.is_true(ia.current)
     assert.is_true(serial(again) == serial(mc))
+    -- past the change log (4096 edits) the copy of the terrain is redone
+    -- whole, 16 chunks per call (72 chunks here), before the worker starts:
+    -- meanwhile the old mesh is returned
+    for _ = 1, 2100 do
+      w.terrain:fill_ball({20, 44, 20}, 1.5, "rock")
+      w.terrain:carve_ball({20, 44, 20}, 1.5)
+    end
+    w.terrain:generate{kind = "hills", size = {192, 48, 192}, seed = 6}
+    for _ = 1, 2 do
+      local m, i = w:lod_mesh(LO, HI)
+      assert.is_false(i.current)
+      assert.is_true(serial(m) == serial(mc))
+    end
+    local mg = w:lod_mesh(LO, HI, {wait = true})
+    local wg = quarry.world.new{threads = 0}
+    wg.terrain:generate{kind = "hills", size = {192, 48, 192}, seed = 6}
+    wg:set_viewer(c, {distances = D})
+    assert.is_true(serial(wg:lod_mesh(LO, HI, {wait = true})) == serial(mg), "differs after a new terrain")
     assert.has_error(function() w:lod_mesh{wiat = true} end)
     assert.has_error(function() w:lod_mesh(LO, HI, {wait = 1}) end)
   end)
@@ -401,7 +419,11 @@ function quarry.load()
 end
 function quarry.update() frame = frame + 1 end
 function quarry.draw()
-  if frame == 2 then world:set_viewer({64, 20, 0}, {distances = {16, 40, 70, 100}}) end
+  if frame == 2 then
+    world:set_viewer({64, 20, 0}, {distances = {16, 40, 70, 100}})
+    -- the renderer never waits for the clipmap's worker: finish the mesh here
+    world:lod_mesh{wait = true}
+  end
   if frame == 3 then g.debug{lod = true} end
   assert(g.draw_world(world))
   local s = g.stats()

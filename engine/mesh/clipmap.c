@@ -29,6 +29,13 @@ typedef struct q_clipmap_state {
     uint64_t copy_version;
     q_voxel *chunk_buf;  /* one chunk, for copying */
     uint8_t *mat_buf, *occ_buf;
+    /* a whole copy in progress, a few chunks per call: the chunks t had at
+     * version copy_from, copied as they are when their turn comes; edits
+     * after copy_from are replayed from the change log at the end */
+    bool copying;
+    int32_t (*copy_list)[3];
+    size_t copy_n, copy_pos;
+    uint64_t copy_from;
 
     request want; /* of the last q_clipmap_update */
     request job;  /* of the rebuild running or last run */
@@ -111,6 +118,7 @@ void q_clipmap_destroy(q_clipmap *c)
         }
         q_lod_cache_destroy(s->cache);
         q_terrain_destroy(s->copy);
+        q_free(s->copy_list, s->copy_n * sizeof *s->copy_list);
         q_free(s->chunk_buf, Q_CHUNK_VOXELS * sizeof(q_voxel));
         q_free(s->mat_buf, Q_CHUNK_VOXELS);
         q_free(s->occ_buf, Q_CHUNK_VOXELS);
@@ -268,16 +276,45 @@ static void collect_change(void *ud, q_box b, uint64_t version)
     l->chunks += k;
 }
 
-/* Past this many chunks an update copies the whole terrain (whose uniform
- * chunks cost nothing) rather than reading chunk by chunk. */
-#define COPY_ALL_CHUNKS 512
-
-/* Brings the copy to t's version; invalidates the cache where it changed. */
-static q_status sync_copy(q_clipmap_state *s, const q_terrain *t)
+/* Copies the voxels of box from t: chunk by chunk, so each read fits the
+ * one-chunk buffers. */
+static q_status copy_box(q_clipmap_state *s, const q_terrain *t, q_box b)
 {
-    uint64_t v = q_terrain_version(t);
-    if (s->copy_valid && v == s->copy_version)
-        return Q_OK;
+    char err[64];
+    for (int32_t cz = chunk_of(b.min[2]); cz <= chunk_of(b.max[2] - 1); cz++)
+        for (int32_t cy = chunk_of(b.min[1]); cy <= chunk_of(b.max[1] - 1); cy++)
+            for (int32_t cx = chunk_of(b.min[0]); cx <= chunk_of(b.max[0] - 1); cx++) {
+                if (!q_terrain_has_chunk(t, cx, cy, cz) && !q_terrain_has_chunk(s->copy, cx, cy, cz))
+                    continue; /* air in both */
+                int32_t ch[3] = {cx, cy, cz};
+                q_box sub;
+                for (int a = 0; a < 3; a++) {
+                    int32_t lo = ch[a] * Q_CHUNK_SIZE, hi = lo + Q_CHUNK_SIZE;
+                    sub.min[a] = b.min[a] > lo ? b.min[a] : lo;
+                    sub.max[a] = b.max[a] < hi ? b.max[a] : hi;
+                }
+                q_status st = q_terrain_read(t, sub, s->mat_buf, s->occ_buf, err, sizeof err);
+                if (st == Q_OK)
+                    st = q_terrain_write(s->copy, sub, s->mat_buf, s->occ_buf, err, sizeof err);
+                if (st != Q_OK)
+                    return st;
+            }
+    return Q_OK;
+}
+
+/* Past this many chunks an update copies the whole terrain again rather
+ * than the edited boxes. */
+#define COPY_ALL_CHUNKS 512
+/* Chunks of a whole copy done per call that does not wait: about 0.1 ms
+ * each for a dense chunk. */
+#define COPY_BUDGET 16
+
+/* Brings the copy to t's version and invalidates the cache where it changed.
+ * *ready is false while a whole copy is still going (budget chunks per call;
+ * SIZE_MAX finishes it). */
+static q_status sync_copy(q_clipmap_state *s, const q_terrain *t, size_t budget, bool *ready)
+{
+    *ready = false;
     if (!s->copy) {
         s->copy = q_terrain_create(NULL);
         s->chunk_buf = q_alloc(Q_CHUNK_VOXELS * sizeof(q_voxel));
@@ -286,42 +323,73 @@ static q_status sync_copy(q_clipmap_state *s, const q_terrain *t)
         if (!s->copy || !s->chunk_buf || !s->mat_buf || !s->occ_buf)
             return Q_ERR_MEMORY;
     }
-    change_list l = {0};
-    bool all = !s->copy_valid || !q_terrain_changes_since(t, s->copy_version, collect_change, &l) || l.failed ||
-               l.chunks > COPY_ALL_CHUNKS;
-    q_status st = Q_OK;
-    s->copy_valid = false;
-    if (all) {
-        q_terrain_clear(s->copy);
-        size_t n = q_terrain_chunk_count(t);
-        q_chunk_view *views = n ? q_alloc(n * sizeof *views) : NULL;
-        if (n && !views)
-            st = Q_ERR_MEMORY;
-        else {
+    for (;;) {
+        uint64_t v = q_terrain_version(t);
+        if (!s->copying) {
+            if (s->copy_valid && v == s->copy_version) {
+                *ready = true;
+                return Q_OK;
+            }
+            change_list l = {0};
+            q_status st = Q_OK;
+            if (s->copy_valid && q_terrain_changes_since(t, s->copy_version, collect_change, &l) && !l.failed &&
+                l.chunks <= COPY_ALL_CHUNKS) {
+                for (size_t i = 0; i < l.n && st == Q_OK; i++) {
+                    q_lod_cache_invalidate(s->cache, l.boxes[i]);
+                    st = copy_box(s, t, l.boxes[i]);
+                }
+                if (l.boxes)
+                    q_free(l.boxes, l.cap * sizeof(q_box));
+                if (st != Q_OK) {
+                    s->copy_valid = false;
+                    return st;
+                }
+                s->copy_version = v;
+                *ready = true;
+                return Q_OK;
+            }
+            if (l.boxes)
+                q_free(l.boxes, l.cap * sizeof(q_box));
+            /* start a whole copy */
+            size_t n = q_terrain_chunk_count(t);
+            q_chunk_view *views = n ? q_alloc(n * sizeof *views) : NULL;
+            q_free(s->copy_list, s->copy_n * sizeof *s->copy_list);
+            s->copy_list = n ? q_alloc(n * sizeof *s->copy_list) : NULL;
+            s->copy_n = s->copy_list ? n : 0;
+            if (n && (!views || !s->copy_list)) {
+                q_free(views, n * sizeof *views);
+                s->copy_valid = false;
+                return Q_ERR_MEMORY;
+            }
             q_terrain_chunk_views(t, views);
-            for (size_t i = 0; i < n && st == Q_OK; i++)
-                st = q_terrain_set_chunk(s->copy, views[i].cx, views[i].cy, views[i].cz, views[i].voxels,
-                                         views[i].uniform);
+            for (size_t i = 0; i < n; i++) {
+                s->copy_list[i][0] = views[i].cx;
+                s->copy_list[i][1] = views[i].cy;
+                s->copy_list[i][2] = views[i].cz;
+            }
             q_free(views, n * sizeof *views);
+            q_terrain_clear(s->copy);
+            q_lod_cache_invalidate_all(s->cache);
+            s->copy_valid = false;
+            s->copying = true;
+            s->copy_pos = 0;
+            s->copy_from = v;
         }
-        q_lod_cache_invalidate_all(s->cache);
-    } else {
-        for (size_t i = 0; i < l.n && st == Q_OK; i++) {
-            q_box b = l.boxes[i];
-            q_lod_cache_invalidate(s->cache, b);
-            for (int32_t cz = chunk_of(b.min[2]); cz <= chunk_of(b.max[2] - 1) && st == Q_OK; cz++)
-                for (int32_t cy = chunk_of(b.min[1]); cy <= chunk_of(b.max[1] - 1) && st == Q_OK; cy++)
-                    for (int32_t cx = chunk_of(b.min[0]); cx <= chunk_of(b.max[0] - 1) && st == Q_OK; cx++)
-                        st = copy_chunk(s, t, cx, cy, cz);
+        for (; s->copy_pos < s->copy_n && budget > 0; s->copy_pos++, budget--) {
+            const int32_t *ch = s->copy_list[s->copy_pos];
+            q_status st = copy_chunk(s, t, ch[0], ch[1], ch[2]);
+            if (st != Q_OK) {
+                s->copying = false;
+                return st;
+            }
         }
-    }
-    if (l.boxes)
-        q_free(l.boxes, l.cap * sizeof(q_box));
-    if (st == Q_OK) {
+        if (s->copy_pos < s->copy_n)
+            return Q_OK;
+        /* done: edits made meanwhile are in the log after copy_from */
+        s->copying = false;
         s->copy_valid = true;
-        s->copy_version = v;
+        s->copy_version = s->copy_from;
     }
-    return st;
 }
 
 /* ---- rebuilds ---- */
@@ -389,9 +457,15 @@ q_status q_clipmap_update(q_clipmap *c, q_jobs *jobs, const q_terrain *t, q_box 
         snprintf(err, errlen, "%s", s->job_err);
         return s->job_st;
     }
-    q_status st = sync_copy(s, t);
-    if (st != Q_OK || !request_copy(&s->job, &s->want)) {
-        s->copy_valid = false;
+    bool ready;
+    q_status st = sync_copy(s, t, wait ? SIZE_MAX : COPY_BUDGET, &ready);
+    if (st != Q_OK) {
+        snprintf(err, errlen, st == Q_ERR_MEMORY ? "out of memory" : "copying the terrain failed");
+        return st;
+    }
+    if (!ready)
+        return Q_OK; /* the copy goes on with the next call */
+    if (!request_copy(&s->job, &s->want)) {
         snprintf(err, errlen, "out of memory");
         return Q_ERR_MEMORY;
     }
