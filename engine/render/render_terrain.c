@@ -1013,10 +1013,10 @@ static void set_baking(q_renderer *r, q_world_cache *c, const q_draw_world_opts 
 }
 
 /* Uploads the clipmap's last complete LOD mesh when a new one is published;
- * false when the world has no viewer (then the chunk meshes are drawn). The
- * rebuild runs on the clipmap's worker (mesh/clipmap.h), so a frame never
- * waits for it, except for the first mesh. With colour_by_level, vertices
- * take a fixed material per level of their chunk (debug{lod = true}). */
+ * false when the world has no viewer or no LOD mesh is complete yet (then the
+ * chunk meshes are drawn). The rebuild runs on the clipmap's worker
+ * (mesh/clipmap.h), so a frame never waits for it. With colour_by_level,
+ * vertices take a fixed material per level of their chunk (debug{lod = true}). */
 static bool update_lod(q_renderer *r, q_world_cache *c, q_world *w, float scale, bool colour_by_level)
 {
     q_clipmap *cm = q_world_clipmap(w);
@@ -1032,10 +1032,10 @@ static bool update_lod(q_renderer *r, q_world_cache *c, q_world *w, float scale,
             b.max[a] += 1;
         }
     char err[128];
-    q_clipmap_update(cm, q_world_jobs(w), t, b, scale, !c->lod_valid, err, sizeof err);
+    q_clipmap_update(cm, q_world_jobs(w), t, b, scale, false, err, sizeof err);
     q_clipmap_result res = q_clipmap_get(cm);
     if (res.serial == 0)
-        return c->lod_mesh.buffer != 0; /* the first build failed: keep what there is */
+        return false;
     if (c->lod_valid && c->lod_serial == res.serial && c->lod_coloured == colour_by_level)
         return true;
     mesh_blob blob = {0};
