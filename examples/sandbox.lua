@@ -155,12 +155,15 @@ function quarry.draw()
   local fps = quarry.timer.fps()
   local ws = world:stats()
   g.text(string.format("%d fps  %.1f ms | %d chunks  %d triangles  %d draw calls | %d bodies (%d awake) | " ..
-                       "brush %d  material %d %s%s",
+                       "brush %d  material %d %s",
                        fps, fps > 0 and 1000 / fps or 0, s.chunks, s.triangles, s.draw_calls, ws.bodies, ws.awake,
-                       brush, material, MATERIALS[material], status ~= "" and " | " .. status or ""),
-         10, 10)
+                       brush, material, MATERIALS[material]),
+         10, 10, {scale = 1.5})
   for i, line in ipairs(HELP) do
     g.text(line, 10, 10 + 22 * i, {color = {0.9, 0.95, 1, 0.85}, scale = 1.5})
+  end
+  if status ~= "" then
+    g.text(status, 10, 10 + 22 * (#HELP + 1), {color = {1, 0.9, 0.4}, scale = 1.5})
   end
 end
 
