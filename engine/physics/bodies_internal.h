@@ -52,11 +52,21 @@ typedef struct q_body {
     double sample_height;        /* vertical extent of a sample cell (metres) */
 } q_body;
 
+/* One direction of a contact point's constraint (the normal or a tangent
+ * d), precomputed at the step's start: the angular arms r x d of both
+ * sides, the same through each side's world inverse inertia, and the
+ * effective mass along d. */
+typedef struct q_row {
+    double ja[3], jb[3];
+    double ia[3], ib[3];
+    double mass;
+} q_row;
+
 typedef struct q_contact {
     double ra[3], rb[3];     /* anchors from the centres of mass, world axes at step start */
     double rb_local[3], ra_local[3]; /* the same in the bodies' frames, to follow rotation */
     double separation;       /* at step start, minus the anchors' normal offset */
-    double normal_mass, tangent_mass[2];
+    q_row rows[3];           /* normal, t1, t2 */
     double normal_impulse, tangent_impulse[2], max_normal_impulse;
     double relative_velocity; /* normal velocity at step start (< 0 approaching) */
     double total_normal_impulse; /* over the step's substeps */
@@ -82,6 +92,7 @@ typedef struct q_constraint {
      * surface meets the other side instead of turning with the body, so a
      * rolling ball's anchor does not lift off the ground within a step. */
     bool round_a, round_b;
+    bool a_moves, b_moves;    /* a side that cannot move in this step takes no impulses */
     uint32_t count;
     q_contact points[Q_MANIFOLD_POINTS];
 } q_constraint;

@@ -140,26 +140,46 @@ static uint64_t body_key(const q_bodies *b, uint32_t slot)
     return (uint64_t)slot << 32 | b->handles.generations[slot];
 }
 
-static double inv_mass_along(const q_body *body, const double r[3], const double dir[3])
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
+/* Fills a row for direction d at anchors ra (on A) and rb (on B). */
+static void make_row(const q_body *A, const q_body *B, const double ra[3], const double rb[3], const double d[3],
+                     q_row *row)
 {
-    double rn[3], irn[3];
-    v3_cross(rn, r, dir);
-    m3_mul_v(body->inv_inertia, rn, irn);
-    return body->inv_mass + v3_dot(rn, irn);
+    v3_cross(row->ja, ra, d);
+    v3_cross(row->jb, rb, d);
+    m3_mul_v(A->inv_inertia, row->ja, row->ia);
+    m3_mul_v(B->inv_inertia, row->jb, row->ib);
+    double k = A->inv_mass + B->inv_mass + v3_dot(row->ja, row->ia) + v3_dot(row->jb, row->ib);
+    row->mass = k > 0 ? 1 / k : 0;
 }
 
-static void velocity_at(const q_body *body, const double r[3], double out[3])
+/* Relative velocity of B against A at the point along the row's direction. */
+static inline double row_velocity(const q_body *A, const q_body *B, const q_row *row, const double d[3])
 {
-    v3_cross(out, body->w, r);
-    v3_add(out, out, body->v);
+    return (B->v[0] - A->v[0]) * d[0] + (B->v[1] - A->v[1]) * d[1] + (B->v[2] - A->v[2]) * d[2] +
+           v3_dot(B->w, row->jb) - v3_dot(A->w, row->ja);
 }
 
-static void relative_velocity(const q_body *A, const q_body *B, const q_contact *p, double dv[3])
+/* An impulse P along the row's direction: -P on A, +P on B. */
+static inline void row_apply(const q_constraint *c, q_body *A, q_body *B, const q_row *row, const double d[3],
+                             double P)
 {
-    double va[3], vb[3];
-    velocity_at(A, p->ra, va);
-    velocity_at(B, p->rb, vb);
-    v3_sub(dv, vb, va);
+    if (c->a_moves) {
+        double m = A->inv_mass * P;
+        for (int i = 0; i < 3; i++) {
+            A->v[i] -= m * d[i];
+            A->w[i] -= P * row->ia[i];
+        }
+    }
+    if (c->b_moves) {
+        double m = B->inv_mass * P;
+        for (int i = 0; i < 3; i++) {
+            B->v[i] += m * d[i];
+            B->w[i] += P * row->ib[i];
+        }
+    }
 }
 
 static bool is_round(const q_collider *s)
@@ -217,6 +237,8 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
     c->round_a = a != Q_TERRAIN && is_round(b->bodies.data[a].shape);
     c->round_b = is_round(b->bodies.data[slot_b].shape);
     const q_body *A = side(b, a), *B = side(b, slot_b);
+    c->a_moves = A != &ground;
+    c->b_moves = B != &ground;
     const double *xa = a == Q_TERRAIN ? ground.x : b->bodies.data[a].x;
     const double *xb = b->bodies.data[slot_b].x;
     double match_distance = Q_LINEAR_SLOP + 0.01 * b->bodies.data[slot_b].radius;
@@ -232,15 +254,10 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
         double d[3];
         v3_sub(d, p->rb, p->ra);
         p->separation = mp->separation - v3_dot(d, c->normal);
-        double k_n = inv_mass_along(A, p->ra, c->normal) + inv_mass_along(B, p->rb, c->normal);
-        double k_1 = inv_mass_along(A, p->ra, c->t1) + inv_mass_along(B, p->rb, c->t1);
-        double k_2 = inv_mass_along(A, p->ra, c->t2) + inv_mass_along(B, p->rb, c->t2);
-        p->normal_mass = k_n > 0 ? 1 / k_n : 0;
-        p->tangent_mass[0] = k_1 > 0 ? 1 / k_1 : 0;
-        p->tangent_mass[1] = k_2 > 0 ? 1 / k_2 : 0;
-        double dv[3];
-        relative_velocity(A, B, p, dv);
-        p->relative_velocity = v3_dot(dv, c->normal);
+        make_row(A, B, p->ra, p->rb, c->normal, &p->rows[0]);
+        make_row(A, B, p->ra, p->rb, c->t1, &p->rows[1]);
+        make_row(A, B, p->ra, p->rb, c->t2, &p->rows[2]);
+        p->relative_velocity = row_velocity(A, B, &p->rows[0], c->normal);
         const q_contact *match = prev ? previous_point(prev, p, match_distance) : NULL;
         if (match) {
             p->normal_impulse = match->normal_impulse;
@@ -265,7 +282,8 @@ static void collide_pairs(void *ctx, int index)
     for (size_t i = (size_t)index * job->per_job; i < end; i++) {
         const q_body *A = &b->bodies.data[b->pairs.data[i].a], *B = &b->bodies.data[b->pairs.data[i].b];
         q_xform ta = q_body_frame(A), tb = q_body_frame(B);
-        b->pair_counts.data[i] = q_collide_shapes(A->shape, &ta, B->shape, &tb, A->margin + B->margin,
+        /* they may close their two motions and one speculative distance */
+        b->pair_counts.data[i] = q_collide_shapes(A->shape, &ta, B->shape, &tb, A->margin + B->margin - Q_SPECULATIVE,
                                                   &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS], Q_PAIR_MANIFOLDS);
     }
 }
@@ -337,29 +355,14 @@ static softness make_softness(double hertz, double zeta, double h)
     return (softness){omega / a1, a2 * a3, a3};
 }
 
-static void apply(q_body *A, q_body *B, const q_contact *p, const double impulse[3])
-{
-    double t[3], dw[3];
-    v3_madd(A->v, impulse, -A->inv_mass);
-    v3_cross(t, p->ra, impulse);
-    m3_mul_v(A->inv_inertia, t, dw);
-    v3_sub(A->w, A->w, dw);
-    v3_madd(B->v, impulse, B->inv_mass);
-    v3_cross(t, p->rb, impulse);
-    m3_mul_v(B->inv_inertia, t, dw);
-    v3_add(B->w, B->w, dw);
-}
-
 static void warm_start(q_bodies *b, q_constraint *c)
 {
     q_body *A = side(b, c->a), *B = side(b, c->b);
     for (uint32_t k = 0; k < c->count; k++) {
         const q_contact *p = &c->points[k];
-        double P[3];
-        v3_scale(P, c->normal, p->normal_impulse);
-        v3_madd(P, c->t1, p->tangent_impulse[0]);
-        v3_madd(P, c->t2, p->tangent_impulse[1]);
-        apply(A, B, p, P);
+        row_apply(c, A, B, &p->rows[0], c->normal, p->normal_impulse);
+        row_apply(c, A, B, &p->rows[1], c->t1, p->tangent_impulse[0]);
+        row_apply(c, A, B, &p->rows[2], c->t2, p->tangent_impulse[1]);
     }
 }
 
@@ -393,36 +396,29 @@ static void solve_constraint(q_bodies *b, q_constraint *c, softness soft, double
         if (s > 0) {
             bias = s * inv_h; /* speculative: may close the gap, no more */
         } else if (use_bias) {
-            bias = fmax(soft.bias_rate * s, -MAX_PUSH_SPEED);
+            bias = dmax(soft.bias_rate * s, -MAX_PUSH_SPEED);
             mass_scale = soft.mass_scale;
             impulse_scale = soft.impulse_scale;
         }
-        double dv[3];
-        relative_velocity(A, B, p, dv);
-        double vn = v3_dot(dv, c->normal);
-        double impulse = -p->normal_mass * mass_scale * (vn + bias) - impulse_scale * p->normal_impulse;
-        double next = fmax(p->normal_impulse + impulse, 0);
+        double vn = row_velocity(A, B, &p->rows[0], c->normal);
+        double impulse = -p->rows[0].mass * mass_scale * (vn + bias) - impulse_scale * p->normal_impulse;
+        double next = dmax(p->normal_impulse + impulse, 0);
         impulse = next - p->normal_impulse;
         p->normal_impulse = next;
-        p->max_normal_impulse = fmax(p->max_normal_impulse, impulse);
-        double P[3];
-        v3_scale(P, c->normal, impulse);
-        apply(A, B, p, P);
+        p->max_normal_impulse = dmax(p->max_normal_impulse, impulse);
+        row_apply(c, A, B, &p->rows[0], c->normal, impulse);
     }
     for (uint32_t i = 0; i < c->count; i++) {
         q_contact *p = &c->points[use_bias ? i : c->count - 1 - i];
         double limit = c->friction * p->normal_impulse;
         for (int t = 0; t < 2; t++) {
             const double *dir = t == 0 ? c->t1 : c->t2;
-            double dv[3];
-            relative_velocity(A, B, p, dv);
-            double impulse = -p->tangent_mass[t] * v3_dot(dv, dir);
-            double next = fmax(-limit, fmin(limit, p->tangent_impulse[t] + impulse));
+            const q_row *row = &p->rows[1 + t];
+            double impulse = -row->mass * row_velocity(A, B, row, dir);
+            double next = dmax(-limit, dmin(limit, p->tangent_impulse[t] + impulse));
             impulse = next - p->tangent_impulse[t];
             p->tangent_impulse[t] = next;
-            double P[3];
-            v3_scale(P, dir, impulse);
-            apply(A, B, p, P);
+            row_apply(c, A, B, row, dir, impulse);
         }
     }
 }
@@ -438,17 +434,13 @@ static void restitution(q_bodies *b, q_constraint *c)
         q_contact *p = &c->points[k];
         if (p->relative_velocity > -Q_RESTITUTION_SPEED || p->max_normal_impulse == 0)
             continue;
-        double dv[3];
-        relative_velocity(A, B, p, dv);
-        double vn = v3_dot(dv, c->normal);
-        double impulse = -p->normal_mass * (vn + c->restitution * p->relative_velocity);
-        double next = fmax(p->normal_impulse + impulse, 0);
+        double vn = row_velocity(A, B, &p->rows[0], c->normal);
+        double impulse = -p->rows[0].mass * (vn + c->restitution * p->relative_velocity);
+        double next = dmax(p->normal_impulse + impulse, 0);
         impulse = next - p->normal_impulse;
         p->normal_impulse = next;
         p->total_normal_impulse += impulse;
-        double P[3];
-        v3_scale(P, c->normal, impulse);
-        apply(A, B, p, P);
+        row_apply(c, A, B, &p->rows[0], c->normal, impulse);
     }
 }
 
@@ -543,13 +535,19 @@ void q_bodies_solve(q_bodies *b, double dt)
         integrate_velocities(b, h);
         for (size_t i = 0; i < count; i++)
             warm_start(b, &cs[i]);
-        for (size_t i = 0; i < count; i++)
-            solve_constraint(b, &cs[i], soft, inv_h, true);
+        /* Gauss-Seidel favours what it solves first; the solve and relax
+         * passes sweep the list in opposite directions, swapping each
+         * substep, so no side of a pile is always first (a pyramid crept
+         * sideways when every pass ran the same way). */
+        bool forward = (sub & 1) == 0;
+        for (size_t j = 0; j < count; j++)
+            solve_constraint(b, &cs[forward ? j : count - 1 - j], soft, inv_h, true);
         integrate_positions(b, h);
-        for (size_t i = 0; i < count; i++) {
-            solve_constraint(b, &cs[i], soft, inv_h, false);
-            for (uint32_t k = 0; k < cs[i].count; k++)
-                cs[i].points[k].total_normal_impulse += cs[i].points[k].normal_impulse;
+        for (size_t j = 0; j < count; j++) {
+            q_constraint *c = &cs[forward ? count - 1 - j : j];
+            solve_constraint(b, c, soft, inv_h, false);
+            for (uint32_t k = 0; k < c->count; k++)
+                c->points[k].total_normal_impulse += c->points[k].normal_impulse;
         }
     }
     for (size_t i = 0; i < count; i++)
@@ -562,19 +560,35 @@ void q_bodies_solve(q_bodies *b, double dt)
     emit_events(b);
 }
 
-/* Sums over one constraint's points after the solve. */
+/* Sums over one constraint's points after the solve: the impulse, the
+ * approach speed and where it pushed (over the points that pushed, impulse
+ * weighted; the deepest point when none did). */
 static double constraint_impulse(const q_bodies *b, q_constraint *c, double pos[3], double *approach)
 {
-    double impulse = 0, min_sep = INFINITY;
+    double impulse = 0, min_sep = INFINITY, deepest[3] = {0, 0, 0}, pushed = 0, deepest_speed = 0;
     v3_set(pos, 0, 0, 0);
     for (uint32_t k = 0; k < c->count; k++) {
         const q_contact *p = &c->points[k];
-        impulse += p->total_normal_impulse;
-        *approach = fmax(*approach, -p->relative_velocity);
-        min_sep = fmin(min_sep, p->separation + v3_dot(p->rb, c->normal) - v3_dot(p->ra, c->normal));
-        double at[3];
+        double at[3], sep = p->separation + v3_dot(p->rb, c->normal) - v3_dot(p->ra, c->normal);
         v3_add(at, b->bodies.data[c->b].x0, p->rb);
-        v3_madd(pos, at, 1.0 / c->count);
+        impulse += p->total_normal_impulse;
+        v3_madd(pos, at, p->total_normal_impulse);
+        /* the approach of points that pushed: a speculative point beside a
+         * spinning ball "approaches" without ever touching */
+        if (p->total_normal_impulse > 0)
+            pushed = fmax(pushed, -p->relative_velocity);
+        if (sep < min_sep) {
+            min_sep = sep;
+            v3_copy(deepest, at);
+            deepest_speed = -p->relative_velocity;
+        }
+    }
+    if (impulse > 0) {
+        v3_scale(pos, pos, 1 / impulse);
+        *approach = fmax(*approach, pushed);
+    } else {
+        v3_copy(pos, deepest);
+        *approach = fmax(*approach, deepest_speed);
     }
     c->touching = impulse > 0 || min_sep < Q_LINEAR_SLOP;
     return impulse;

@@ -144,6 +144,45 @@ static void test_stack(void)
     free_scene(&s);
 }
 
+/* A 210-box pyramid (rows 1.05 m apart, each centred on the one below):
+ * it settles without creeping sideways and falls asleep. */
+static void test_pyramid(void)
+{
+    scene s = make_scene(1, Q_GEN_FLAT, false, 0);
+    double ground = surface_height(&s, 48, 48);
+    q_handle h[210];
+    double settled[210][3];
+    int n = 0;
+    for (int row = 0; row < 20; row++)
+        for (int k = 0; k < 20 - row; k++)
+            h[n++] = add_box(&s, 0.5, 0.5, 0.5, 48 + (k - 0.5 * (19 - row)) * 1.05, ground + 0.5 + row, 48, "rock");
+    double drift = 0, mean_dx = 0;
+    int asleep_at = -1;
+    for (int step = 0; step < 600; step++) {
+        run(&s, 1);
+        for (int i = 0; i < n; i++) {
+            q_body_state st;
+            q_body_get(s.bodies, h[i], &st);
+            if (step == 59)
+                memcpy(settled[i], st.position, sizeof settled[i]);
+            if (step >= 60) {
+                double d[3] = {st.position[0] - settled[i][0], st.position[1] - settled[i][1],
+                               st.position[2] - settled[i][2]};
+                drift = fmax(drift, sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]));
+                if (step == 599)
+                    mean_dx += d[0] / n;
+            }
+        }
+        if (asleep_at < 0 && q_bodies_awake(s.bodies) == 0)
+            asleep_at = step;
+    }
+    printf("# pyramid: drift %.4f m after settling, mean dx %.4f, asleep at step %d\n", drift, mean_dx, asleep_at);
+    report("a 210-box pyramid moves under 5 cm after settling and does not creep sideways",
+           drift < 0.05 && fabs(mean_dx) < 0.01);
+    report("the pyramid falls asleep within 10 s", asleep_at >= 0);
+    free_scene(&s);
+}
+
 static void test_float(void)
 {
     scene s = make_scene(1, Q_GEN_FLAT, true, 30);
@@ -434,6 +473,7 @@ int main(void)
     test_free_fall();
     test_rest();
     test_stack();
+    test_pyramid();
     test_float();
     test_determinism();
     test_shatter();
