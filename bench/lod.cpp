@@ -24,6 +24,7 @@
 
 extern "C" {
 #include "bench.h"
+#include "core/alloc.h"
 #include "core/jobs.h"
 #include "mesh/clipmap.h"
 #include "mesh/dc.h"
@@ -140,10 +141,12 @@ int main(int argc, char **argv)
     double viewer[3] = {512, 64, 512};
     q_clipmap_set_viewer(cm, viewer);
     q_lod_result r;
+    size_t live0 = q_alloc_live_bytes();
     double t0 = bench_now();
     bench_check(q_clipmap_mesh(cm, q_world_jobs(w), t, box, 1.0f, &r, err, sizeof err), "q_clipmap_mesh", err);
     double first = bench_now() - t0;
     size_t drawn = r.chunk_triangles + r.seam_triangles, lod0 = r.lod0_triangles;
+    size_t clip_bytes = q_alloc_live_bytes() - live0 - (r.mesh ? r.mesh->vertex_count * 25 + r.mesh->index_count * 4 : 0);
     std::printf("per level:");
     for (int i = 0; i <= Q_LOD_MAX_LEVEL; i++)
         std::printf(" %zu", r.triangles_per_level[i]);
@@ -153,6 +156,9 @@ int main(int argc, char **argv)
     bench_section("Triangles drawn, 1024x128x1024 hills, viewer in the middle, default distances {48,96,192,384}");
     bench_row("clipmap LOD (chunks + seams)", (double)drawn, nullptr, 0, "all chunks at LOD0", (double)lod0, nullptr,
               0, "triangles", 1e6, "M tris");
+    bench_note("clipmap memory after the first build: %.0f MB (terrain copy + cache + published mesh; %.1f bytes per "
+               "LOD0 triangle); the world's terrain: %.0f MB",
+               (double)clip_bytes / 1e6, (double)clip_bytes / (double)lod0, (double)q_terrain_get_stats(t).bytes / 1e6);
 
     /* viewer crosses a chunk border: 5 moves of one chunk, waiting */
     const int REPS = 5;

@@ -11,11 +11,14 @@
  * redoes the blocks whose level changed, the pieces an edit touched and the
  * seams around both. It runs on the clipmap's own worker thread, which
  * reads the clipmap's copy of the terrain, never the world's: before a
- * rebuild starts, the calling thread copies the 32^3 chunks edited since the
- * last one (from q_terrain_changes_since; the whole terrain the first time or
- * when the change log has moved on). Until the rebuild completes, the
- * previous mesh stays published, whole: its seams are the ones built with its
- * blocks. A finished rebuild is published by the next q_clipmap_update.
+ * rebuild starts, the calling thread copies the boxes edited since the last
+ * one (from q_terrain_changes_since). The whole terrain is copied the first
+ * time, after more than 512 chunks' worth of edits or when the change log has
+ * moved on: 16 chunks per call that does not wait, so the copy is spread over
+ * calls (frames) and the rebuild starts once it is complete. Until the
+ * rebuild completes, the previous mesh stays published, whole: its seams are
+ * the ones built with its blocks. A finished rebuild is published by the
+ * next q_clipmap_update.
  * The published mesh depends only on the terrain, box, scale and levels it
  * was requested for, never on thread count or timing.
  *
@@ -60,9 +63,10 @@ int q_clipmap_level(const q_clipmap *c, const int32_t ch[3]);
 /* Asks for the LOD mesh of box (voxels; positions come out times scale) for
  * the current viewer and the terrain t. Publishes a finished rebuild first.
  * wait = false: never waits for meshing; when the published mesh is not the
- * one asked for and no rebuild runs, copies the edited chunks of t and starts
- * one on the worker thread (a running one is left to finish; the next call
- * starts the one after it). wait = true: returns once the published mesh is
+ * one asked for and no rebuild runs, copies the edits of t (or the next 16
+ * chunks of a whole copy) and starts one on the worker thread (a running one
+ * is left to finish; a later call starts the one after it). Call it again
+ * (once per frame) to publish it. wait = true: returns once the published mesh is
  * the one asked for (a running rebuild is joined, then the rest is built on
  * the calling thread with jobs, which may be NULL).
  * Returns Q_OK, or the failure of a build for this request (Q_ERR_ARGUMENT,
