@@ -116,6 +116,7 @@ struct q_bodies {
 
     /* step data */
     Q_ARRAY(uint32_t) order;          /* SAP order */
+    int sweep_axis;                   /* 0: X (see solver.c, sweep) */
     Q_ARRAY(q_pair) pairs;
     Q_ARRAY(q_constraint) constraints, previous;
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
