@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* What a mesh is built for: levels of the chunks [c0 - 1, c1] of the box
  * (the chunks octree.c asks about), in x-fastest order. */
@@ -305,9 +306,18 @@ static q_status copy_box(q_clipmap_state *s, const q_terrain *t, q_box b)
 /* Past this many chunks an update copies the whole terrain again rather
  * than the edited boxes. */
 #define COPY_ALL_CHUNKS 512
-/* Chunks of a whole copy done per call that does not wait: about 0.1 ms
- * each for a dense chunk. */
+/* A call that does not wait copies at most this many chunks of a whole copy,
+ * and stops after COPY_SECONDS (a dense chunk is 64 KB of fresh pages: from
+ * 0.05 to 1 ms, depending on how dear page faults are). */
 #define COPY_BUDGET 16
+#define COPY_SECONDS 0.002
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 /* Brings the copy to t's version and invalidates the cache where it changed.
  * *ready is false while a whole copy is still going (budget chunks per call;
@@ -375,6 +385,7 @@ static q_status sync_copy(q_clipmap_state *s, const q_terrain *t, size_t budget,
             s->copy_pos = 0;
             s->copy_from = v;
         }
+        double start = budget == SIZE_MAX ? 0 : seconds();
         for (; s->copy_pos < s->copy_n && budget > 0; s->copy_pos++, budget--) {
             const int32_t *ch = s->copy_list[s->copy_pos];
             q_status st = copy_chunk(s, t, ch[0], ch[1], ch[2]);
@@ -382,6 +393,8 @@ static q_status sync_copy(q_clipmap_state *s, const q_terrain *t, size_t budget,
                 s->copying = false;
                 return st;
             }
+            if (budget != SIZE_MAX && seconds() - start > COPY_SECONDS)
+                budget = 1; /* this one was the last */
         }
         if (s->copy_pos < s->copy_n)
             return Q_OK;
