@@ -385,15 +385,16 @@ static q_status sync_copy(q_clipmap_state *s, const q_terrain *t, size_t budget,
             s->copy_pos = 0;
             s->copy_from = v;
         }
-        double start = budget == SIZE_MAX ? 0 : seconds();
-        for (; s->copy_pos < s->copy_n && budget > 0; s->copy_pos++, budget--) {
+        bool limited = budget != SIZE_MAX;
+        double start = limited ? seconds() : 0;
+        for (; s->copy_pos < s->copy_n && budget > 0; s->copy_pos++, budget -= limited) {
             const int32_t *ch = s->copy_list[s->copy_pos];
             q_status st = copy_chunk(s, t, ch[0], ch[1], ch[2]);
             if (st != Q_OK) {
                 s->copying = false;
                 return st;
             }
-            if (budget != SIZE_MAX && seconds() - start > COPY_SECONDS)
+            if (limited && seconds() - start > COPY_SECONDS)
                 budget = 1; /* this one was the last */
         }
         if (s->copy_pos < s->copy_n)
