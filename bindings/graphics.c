@@ -26,6 +26,7 @@
 #include <lua.h>
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 #include "app/host.h"
 #include "common.h"
@@ -621,6 +622,17 @@ static int t_fps(lua_State *L)
     return 1;
 }
 
+/* timer.now() -> seconds (wall clock, monotonic, sub-microsecond; only
+ * differences mean anything): for timing work in scripts, GPU work
+ * included, which os.clock (processor time) does not see. */
+static int t_now(lua_State *L)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (double)ts.tv_sec + ts.tv_nsec * 1e-9);
+    return 1;
+}
+
 static const luaL_Reg graphics_funcs[] = {
     {"set_clear_color", g_set_clear_color},
     {"get_clear_color", g_get_clear_color},
@@ -652,6 +664,7 @@ static const luaL_Reg mouse_funcs[] = {
 
 static const luaL_Reg timer_funcs[] = {
     {"fps", t_fps},
+    {"now", t_now},
     {NULL, NULL},
 };
 

@@ -38,9 +38,11 @@ static q_mesh *shape_mesh(const q_collider *s)
     return m;
 }
 
-static q_collider *fragment_collider(const q_fragment *f, char *err, size_t errlen)
+/* A fragment's collider: a hull when it is convex (always, when the body's
+ * shape was: a convex shape cut by convex cells), else its decomposition. */
+static q_collider *fragment_collider(const q_fragment *f, bool convex_body, char *err, size_t errlen)
 {
-    if (!f->convex)
+    if (!f->convex && !convex_body)
         return q_collider_from_mesh(f->mesh, 16, err, errlen);
     size_t n = f->mesh->vertex_count;
     double *pts = q_alloc(n * 3 * sizeof *pts);
@@ -129,7 +131,7 @@ size_t q_body_shatter(q_bodies *b, q_handle h, const q_shatter_params *p, q_hand
         if (!(frag->volume > 1e-9 * parent.volume))
             continue;
         char ferr[128];
-        def.shape = fragment_collider(frag, ferr, sizeof ferr);
+        def.shape = fragment_collider(frag, parent.shape->kind != Q_COLLIDER_COMPOUND, ferr, sizeof ferr);
         if (!def.shape)
             continue;
         /* The fragment moves as that part of the body did. */

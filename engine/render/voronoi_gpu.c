@@ -239,6 +239,17 @@ static q_voronoi *voronoi_gpu(const double *sites, size_t count, const double mi
         q_voronoi_cell *c = &v->cells[i];
         const int *fs = h + 4, *fn = h + 4 + GF + 1, *fvv = h + 4 + 2 * GF + 1;
         int nfv = fs[nf];
+        /* what came back from the GPU is checked before it is used */
+        bool sane = fs[0] == 0 && nfv <= GFV;
+        for (int f = 0; sane && f < nf; f++)
+            sane = fs[f + 1] >= fs[f] + 3 && fn[f] >= -6 && fn[f] < (int)count;
+        for (int k = 0; sane && k < nfv; k++)
+            sane = fvv[k] >= 0 && fvv[k] < nv;
+        if (!sane) {
+            snprintf(err, errlen, "cell %zu came back from the GPU inconsistent", i + 1);
+            ok = false;
+            break;
+        }
         memcpy(c->site, sites + 3 * i, sizeof c->site);
         c->vertices = q_alloc((size_t)nv * 3 * sizeof(double));
         c->face_start = q_alloc((size_t)(nf + 1) * sizeof(int));
