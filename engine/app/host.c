@@ -11,6 +11,17 @@
  * past opt.max_memory, which Lua turns into a memory error. Either way only
  * that call stops and the loop goes on. --sandbox strips the libraries that
  * reach outside the script's directory (see apply_sandbox).
+ *
+ * Record and replay (record.h has the file format): --record writes every
+ * input event as it is dispatched, each reload, each frame's dt and every
+ * answer the script gets from outside the engine (key state, mouse position,
+ * window size, mouse capture, os.clock, os.time(), quarry.timer.now), with
+ * the math.random seed. --replay reads them back in the same order instead
+ * of asking the window and the clocks, so the same script and arguments run
+ * the same way and end with the same world:hash(). When the script asks
+ * something the recording does not hold at that point, the run has left the
+ * recording: that is reported once, the live answer is used and the exit
+ * status is 1. --input adds scripted events at given frames, headless too.
  */
 #include "app/host.h"
 
@@ -25,8 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "app/record.h"
 #include "app/window.h"
 #include "common.h"
 #include "quarry.h"
@@ -38,6 +51,7 @@
 #define WINDOW_WIDTH 1280         /* screen coordinates; also the size assumed headless */
 #define WINDOW_HEIGHT 720
 #define HOOK_STEP 1000            /* instructions between count-hook calls */
+#define MAX_KEYS_HELD 32          /* headless key state; more keys at once are not kept */
 
 static const char *const callback_names[] = {
     "load", "update", "draw", "keypressed", "keyreleased", "mousepressed",
@@ -84,6 +98,22 @@ struct q_host {
     bool mem_refused;            /* the allocator refused an allocation (cap reached) */
     char *sandbox_dir;           /* --sandbox: realpath of the script's directory */
     char *sandbox_lib;           /* --sandbox: realpath of <repo>/scripts, or NULL */
+
+    q_recorder *rec;             /* --record */
+    q_replayer *replay;          /* --replay */
+    bool replay_over;            /* replay stopped (end of the recording or --frames):
+                                    answers are live from here on, without a complaint */
+    bool replay_left;            /* the run left the recording (reported once) */
+    q_input_event *input;        /* --input, in frame order */
+    size_t input_count, input_next;
+    long long seed;              /* math.randomseed of a recorded or replayed run */
+    /* Keys held and mouse position as the delivered events left them: all
+     * events without a window, --input's in a window (where they add to
+     * the real keyboard, and the latest mouse event wins). */
+    int keys_held[MAX_KEYS_HELD];
+    int keys_held_count;
+    double mouse_x, mouse_y;
+    bool mouse_from_input;       /* in a window: the latest mouse event came from --input */
 
     char *last_error;            /* last reported message, for de-duplication */
     long error_repeats;
@@ -277,6 +307,89 @@ static void call_callback(q_host *h, const char *name, int nargs)
     protected_call(h, nargs, context);
 }
 
+/* ---- record and replay ---- */
+
+/* Describes a recording item for a message. */
+static void describe_item(const q_replay_item *it, char *out, size_t size)
+{
+    switch (it->kind) {
+    case Q_REPLAY_EVENT: snprintf(out, size, "an input event"); break;
+    case Q_REPLAY_RELOAD: snprintf(out, size, "a reload"); break;
+    case Q_REPLAY_FRAME: snprintf(out, size, "the start of frame %ld", it->frame); break;
+    case Q_REPLAY_ANSWER: snprintf(out, size, "the answer to '%s'", it->question); break;
+    case Q_REPLAY_END: snprintf(out, size, "the end of the run"); break;
+    case Q_REPLAY_EOF: snprintf(out, size, "the end of the file"); break;
+    case Q_REPLAY_BAD: snprintf(out, size, "a bad line (%s)", it->text); break;
+    }
+}
+
+/* Reports, once, that the run no longer follows the recording. */
+static void replay_left(q_host *h, const q_replay_item *it, const char *what)
+{
+    if (h->replay_left)
+        return;
+    h->replay_left = true;
+    char has[200];
+    describe_item(it, has, sizeof has);
+    fprintf(stderr, "quarry: --replay %s:%ld: the run left the recording: %s, but the recording "
+            "has %s there; live answers are used from here on\n", h->opt.replay, it->line, what, has);
+}
+
+/* Passes an answer the script gets from outside the engine through the
+ * recording: written down when recording, replaced by the recorded one when
+ * replaying. question names what was asked ("key 32", "mouse"). */
+static void host_answer(q_host *h, const char *question, double *values, int count)
+{
+    if (h->rec)
+        q_recorder_answer(h->rec, question, values, count);
+    if (!h->replay || h->replay_over)
+        return;
+    const q_replay_item *it = q_replayer_peek(h->replay);
+    if (it->kind == Q_REPLAY_ANSWER && it->count == count && strcmp(it->question, question) == 0) {
+        memcpy(values, it->values, (size_t)count * sizeof *values);
+        q_replayer_skip(h->replay);
+        return;
+    }
+    char what[120];
+    snprintf(what, sizeof what, "the script asked for '%s'", question);
+    replay_left(h, it, what);
+}
+
+/* A wrapper for a clock function the script may call (upvalue 1 is the
+ * original, upvalue 2 the question's name): its answer goes through
+ * host_answer. Called with arguments, it is passed through (os.time{...} is
+ * a conversion, not a clock). */
+static int recorded_clock(lua_State *L)
+{
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, n, 1);
+    if (n > 0)
+        return 1;
+    bool integer = lua_isinteger(L, -1);
+    double v = lua_tonumber(L, -1);
+    host_answer(host_of_state(L), lua_tostring(L, lua_upvalueindex(2)), &v, 1);
+    lua_pop(L, 1);
+    if (integer && v == floor(v) && fabs(v) < 9007199254740992.0)
+        lua_pushinteger(L, (lua_Integer)v);
+    else
+        lua_pushnumber(L, v);
+    return 1;
+}
+
+/* Replaces t[field] (t at the top) by its recorded wrapper, when a function. */
+static void wrap_clock(lua_State *L, const char *field, const char *question)
+{
+    if (lua_getfield(L, -1, field) != LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pushstring(L, question);
+    lua_pushcclosure(L, recorded_clock, 2);
+    lua_setfield(L, -2, field);
+}
+
 /* ---- script loading and hot reload ---- */
 
 static file_sig stat_script(const char *path)
@@ -365,6 +478,8 @@ static void check_reload(q_host *h)
     if (!sig.exists || same_sig(&sig, &h->script_sig))
         return;
     h->script_sig = sig;
+    if (h->rec)
+        q_recorder_reload(h->rec);
     reload_script(h);
 }
 
@@ -708,11 +823,12 @@ static int setup_state(lua_State *L)
     luaL_openlibs(L);
     set_package_path(h);
 
-    /* Headless runs are deterministic, math.random included. */
-    if (h->opt.headless) {
+    /* Headless runs are deterministic, math.random included; recorded runs
+     * keep their seed in the recording. */
+    if (h->opt.headless || h->rec || h->replay) {
         lua_getglobal(L, "math");
         lua_getfield(L, -1, "randomseed");
-        lua_pushinteger(L, 0);
+        lua_pushinteger(L, (lua_Integer)h->seed);
         lua_call(L, 1, 0);
         lua_pop(L, 1);
     }
@@ -730,6 +846,18 @@ static int setup_state(lua_State *L)
     q_lua_open_host_modules(L, h);
     if (h->opt.sandbox)
         apply_sandbox(L, h);
+    if (h->rec || h->replay) {
+        /* the clocks a script can read go through the recording */
+        lua_getglobal(L, "os");
+        if (lua_istable(L, -1)) {
+            wrap_clock(L, "clock", "clock");
+            wrap_clock(L, "time", "time");
+        }
+        lua_pop(L, 1);
+        if (lua_getfield(L, -1, "timer") == LUA_TTABLE)
+            wrap_clock(L, "now", "now");
+        lua_pop(L, 1);
+    }
     lua_pushvalue(L, -1);
     h->module_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pop(L, 1);
@@ -750,9 +878,35 @@ static int setup_state(lua_State *L)
 
 /* ---- frames ---- */
 
+/* Headless key and mouse state, from an event about to be delivered. */
+static void track_input(q_host *h, const q_event *ev)
+{
+    if (ev->kind == Q_EVENT_KEY_DOWN || ev->kind == Q_EVENT_KEY_UP) {
+        int code = q_key_lookup(ev->key);
+        int i = 0;
+        while (i < h->keys_held_count && h->keys_held[i] != code)
+            i++;
+        if (ev->kind == Q_EVENT_KEY_DOWN && i == h->keys_held_count && code != 0 &&
+            h->keys_held_count < MAX_KEYS_HELD)
+            h->keys_held[h->keys_held_count++] = code;
+        else if (ev->kind == Q_EVENT_KEY_UP && i < h->keys_held_count)
+            h->keys_held[i] = h->keys_held[--h->keys_held_count];
+    } else if (ev->kind == Q_EVENT_MOUSE_DOWN || ev->kind == Q_EVENT_MOUSE_UP ||
+               ev->kind == Q_EVENT_MOUSE_MOVE) {
+        h->mouse_x = ev->x;
+        h->mouse_y = ev->y;
+    }
+}
+
 static void dispatch_event(q_host *h, const q_event *ev)
 {
     lua_State *L = h->L;
+    if (h->rec)
+        q_recorder_event(h->rec, ev);
+    if (!h->window)
+        track_input(h, ev);
+    else if (ev->kind == Q_EVENT_MOUSE_DOWN || ev->kind == Q_EVENT_MOUSE_UP || ev->kind == Q_EVENT_MOUSE_MOVE)
+        h->mouse_from_input = false;
     switch (ev->kind) {
     case Q_EVENT_QUIT:
         h->quit_requested = true;
@@ -798,7 +952,8 @@ static void dispatch_event(q_host *h, const q_event *ev)
     }
 }
 
-static void record_dt(q_host *h, double dt)
+/* The fps ring (q_host_fps). */
+static void note_dt(q_host *h, double dt)
 {
     h->dts[h->dt_next] = dt;
     h->dt_next = (h->dt_next + 1) % FPS_FRAMES;
@@ -866,34 +1021,148 @@ static void draw_frame(q_host *h)
         q_render_end_frame(h->renderer, &h->camera);
 }
 
+static void deliver_input(q_host *h)
+{
+    while (h->input_next < h->input_count && h->input[h->input_next].frame <= h->frame) {
+        const q_event *ev = &h->input[h->input_next++].event;
+        dispatch_event(h, ev);
+        if (h->window) {
+            /* after dispatch, which took the mouse for the real one */
+            track_input(h, ev);
+            h->mouse_from_input = h->mouse_from_input || ev->kind == Q_EVENT_MOUSE_DOWN ||
+                                  ev->kind == Q_EVENT_MOUSE_UP || ev->kind == Q_EVENT_MOUSE_MOVE;
+        }
+    }
+}
+
+/* The start of a replayed frame: the recorded events and reloads in their
+ * order, up to the frame's line. Returns false when the replay is over (its
+ * end line, which follows a quit it delivered); otherwise sets *dt to the
+ * recorded one. */
+static bool replay_frame_start(q_host *h, double *dt)
+{
+    if (h->window) {
+        /* the window's own input is not the script's; closing it, or
+         * Escape, still stops the replay */
+        q_event ev;
+        while (q_window_poll(h->window, &ev))
+            if (ev.kind == Q_EVENT_QUIT || (ev.kind == Q_EVENT_KEY_DOWN && strcmp(ev.key, "escape") == 0))
+                h->quit_requested = true;
+        if (h->quit_requested) {
+            h->replay_over = true;
+            return false;
+        }
+    }
+    for (;;) {
+        const q_replay_item *it = q_replayer_peek(h->replay);
+        switch (it->kind) {
+        case Q_REPLAY_EVENT: {
+            q_event ev = it->event;
+            q_replayer_skip(h->replay);
+            dispatch_event(h, &ev);
+            break;
+        }
+        case Q_REPLAY_RELOAD:
+            q_replayer_skip(h->replay);
+            reload_script(h);
+            break;
+        case Q_REPLAY_FRAME:
+            if (it->frame != h->frame) {
+                char what[80];
+                snprintf(what, sizeof what, "frame %ld began", h->frame);
+                replay_left(h, it, what);
+            }
+            *dt = it->dt;
+            q_replayer_skip(h->replay);
+            return !h->quit_requested;
+        case Q_REPLAY_ANSWER:
+            /* asked for while recording, not now */
+            replay_left(h, it, "the script went on without asking");
+            q_replayer_skip(h->replay);
+            break;
+        case Q_REPLAY_END:
+            if (it->frame != h->frame) {
+                char what[80];
+                snprintf(what, sizeof what, "frame %ld began", h->frame);
+                replay_left(h, it, what);
+            }
+            q_replayer_skip(h->replay);
+            return false;
+        case Q_REPLAY_EOF:
+            fprintf(stderr, "quarry: --replay %s ends after frame %ld without an 'end' line "
+                    "(the recorded run was cut short)\n", h->opt.replay, h->frame);
+            h->replay_over = true;
+            return false;
+        case Q_REPLAY_BAD:
+            fprintf(stderr, "quarry: --replay %s:%ld: %s\n", h->opt.replay, it->line, it->text);
+            h->replay_left = true;
+            h->replay_over = true;
+            return false;
+        }
+    }
+}
+
+/* The start of a live frame: window events, --input events, a reload;
+ * returns false when they asked to quit, otherwise sets *dt. */
+static bool live_frame_start(q_host *h, double *dt, double *prev)
+{
+    if (h->window) {
+        q_event ev;
+        while (q_window_poll(h->window, &ev))
+            dispatch_event(h, &ev);
+    }
+    deliver_input(h);
+    if (h->quit_requested)
+        return false;
+    check_reload(h);
+
+    *dt = HEADLESS_DT;
+    if (h->window) {
+        double now = q_window_time();
+        if (h->frame > 0)
+            *dt = now - *prev;
+        *prev = now;
+        if (*dt > MAX_DT)
+            *dt = MAX_DT;
+        if (*dt < 0.0)
+            *dt = 0.0;
+    }
+    if (h->rec)
+        q_recorder_frame(h->rec, h->frame, *dt);
+    return true;
+}
+
+/* Reads --input and checks its key names; false with a message. */
+static bool open_input(q_host *h, char *err, size_t err_size)
+{
+    if (!q_input_load(h->opt.input, &h->input, &h->input_count, err, err_size))
+        return false;
+    for (size_t i = 0; i < h->input_count; i++) {
+        const q_event *ev = &h->input[i].event;
+        if ((ev->kind == Q_EVENT_KEY_DOWN || ev->kind == Q_EVENT_KEY_UP) && q_key_lookup(ev->key) == 0) {
+            snprintf(err, err_size, "%s: unknown key '%s' at frame %ld (names as keypressed gets them: "
+                     "'a', 'space', 'left shift', 'f1', ...)", h->opt.input, ev->key, h->input[i].frame);
+            free(h->input);
+            h->input = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
 /* Returns false when --screenshot could not be written. */
 static bool run_frames(q_host *h)
 {
     bool final_shot_done = false;
     double prev = h->window ? q_window_time() : 0.0;
-    q_event ev;
 
     while (!h->quit_requested && !interrupted) {
-        if (h->window) {
-            while (q_window_poll(h->window, &ev))
-                dispatch_event(h, &ev);
-            if (h->quit_requested)
-                break;
-        }
-        check_reload(h);
-
-        double dt = HEADLESS_DT;
-        if (h->window) {
-            double now = q_window_time();
-            if (h->frame > 0)
-                dt = now - prev;
-            prev = now;
-            if (dt > MAX_DT)
-                dt = MAX_DT;
-            if (dt < 0.0)
-                dt = 0.0;
-        }
-        record_dt(h, dt);
+        double dt;
+        if (h->replay ? !replay_frame_start(h, &dt) : !live_frame_start(h, &dt, &prev))
+            break;
+        if (h->quit_requested)
+            break;
+        note_dt(h, dt);
         if (push_callback(h, "update")) {
             lua_pushnumber(h->L, dt);
             call_callback(h, "update", 1);
@@ -913,6 +1182,15 @@ static bool run_frames(q_host *h)
         h->frame++;
         if (last)
             break;
+    }
+    if (h->rec)
+        q_recorder_end(h->rec, h->frame);
+    if (h->replay && !h->replay_over) {
+        /* what quit() asks comes next in the recording, unless the run
+         * stopped before the recording's end */
+        const q_replay_item *it = q_replayer_peek(h->replay);
+        h->replay_over = it->kind == Q_REPLAY_FRAME || it->kind == Q_REPLAY_EVENT ||
+                         it->kind == Q_REPLAY_RELOAD;
     }
 
     /* Ended by escape, the window or a signal: draw one more frame for a
@@ -943,6 +1221,8 @@ static void destroy_host(q_host *h)
     }
     free(h->sandbox_dir);
     free(h->sandbox_lib);
+    free(h->input);
+    q_replayer_close(h->replay);
     q_render_destroy(h->renderer);
     q_window_close(h->window);
     free(h->last_error);
@@ -964,10 +1244,34 @@ int q_host_run(const q_host_options *options)
         signal(SIGTERM, on_signal);
     }
 
+    char err[512];
+    if (h->opt.input && !open_input(h, err, sizeof err)) {
+        fprintf(stderr, "quarry: --input %s\n", err);
+        goto done;
+    }
+    if (h->opt.replay) {
+        h->replay = q_replayer_open(h->opt.replay, err, sizeof err);
+        if (!h->replay) {
+            fprintf(stderr, "quarry: --replay: %s\n", err);
+            goto done;
+        }
+        h->seed = q_replayer_seed(h->replay);
+    }
+    if (h->opt.record) {
+        /* a window run gets a fresh seed, as an unrecorded one would */
+        if (!h->opt.headless)
+            h->seed = (long long)time(NULL) ^ ((long long)getpid() << 16);
+        h->rec = q_recorder_open(h->opt.record, h->seed, h->opt.script, err, sizeof err);
+        if (!h->rec) {
+            fprintf(stderr, "quarry: --record: %s\n", err);
+            goto done;
+        }
+    }
+
     h->L = luaL_newstate();
     if (!h->L) {
         fprintf(stderr, "quarry: cannot create a Lua state (out of memory)\n");
-        return 1;
+        goto done;
     }
     lua_State *L = h->L;
     /* Same realloc/free underneath, so the switch is seamless; the count
@@ -989,7 +1293,6 @@ int q_host_run(const q_host_options *options)
     }
 
     if (!h->opt.headless) {
-        char err[512];
         h->window = q_window_open("Quarry", WINDOW_WIDTH, WINDOW_HEIGHT, err, sizeof err);
         if (!h->window) {
             fprintf(stderr, "quarry: %s\n"
@@ -1031,8 +1334,20 @@ int q_host_run(const q_host_options *options)
     status = run_frames(h) ? 0 : 1;
     if (push_callback(h, "quit"))
         call_callback(h, "quit", 0);
+    if (h->replay && !h->replay_over) {
+        const q_replay_item *it = q_replayer_peek(h->replay);
+        if (it->kind != Q_REPLAY_EOF)
+            replay_left(h, it, "the run ended");
+    }
+    if (h->replay_left)
+        status = 1;
 
 done:
+    if (h->rec && !q_recorder_close(h->rec, err, sizeof err)) {
+        fprintf(stderr, "quarry: --record: %s\n", err);
+        status = 1;
+    }
+    h->rec = NULL;
     destroy_host(h);
     return status;
 }
@@ -1049,12 +1364,16 @@ q_renderer *q_host_renderer(q_host *h)
     return h->renderer;
 }
 
-void q_host_window_size(const q_host *h, int *width, int *height)
+void q_host_window_size(q_host *h, int *width, int *height)
 {
     *width = WINDOW_WIDTH;
     *height = WINDOW_HEIGHT;
     if (h->window)
         q_window_size(h->window, width, height);
+    double v[2] = {*width, *height};
+    host_answer(h, "size", v, 2);
+    *width = (int)v[0];
+    *height = (int)v[1];
 }
 
 long q_host_frame(const q_host *h)
@@ -1064,7 +1383,11 @@ long q_host_frame(const q_host *h)
 
 bool q_host_capture_mouse(q_host *h, bool capture)
 {
-    if (h->window && !q_window_capture_mouse(h->window, capture))
+    double done = 1.0;
+    if (h->window && !(h->replay && !h->replay_over) && !q_window_capture_mouse(h->window, capture))
+        done = 0.0;
+    host_answer(h, capture ? "capture 1" : "capture 0", &done, 1);
+    if (done == 0.0)
         return false;
     h->mouse_captured = capture;
     return true;
@@ -1127,16 +1450,28 @@ int q_host_key_lookup(const char *name)
     return q_key_lookup(name);
 }
 
-bool q_host_key_down(const q_host *h, int keycode)
+bool q_host_key_down(q_host *h, int keycode)
 {
-    return h->window && keycode != 0 && q_window_key_down(h->window, keycode);
+    bool held = h->window && keycode != 0 && q_window_key_down(h->window, keycode);
+    for (int i = 0; i < h->keys_held_count; i++)
+        held = held || h->keys_held[i] == keycode;
+    double down = held;
+    char question[32];
+    snprintf(question, sizeof question, "key %d", keycode);
+    host_answer(h, question, &down, 1);
+    return down != 0.0;
 }
 
-void q_host_mouse_position(const q_host *h, double *x, double *y)
+void q_host_mouse_position(q_host *h, double *x, double *y)
 {
-    *x = *y = 0.0;
-    if (h->window)
+    *x = h->mouse_x;
+    *y = h->mouse_y;
+    if (h->window && !h->mouse_from_input)
         q_window_mouse_position(h->window, x, y);
+    double v[2] = {*x, *y};
+    host_answer(h, "mouse", v, 2);
+    *x = v[0];
+    *y = v[1];
 }
 
 int q_host_fps(const q_host *h)

@@ -38,6 +38,15 @@ typedef struct q_host_options {
      * loadfile, require, and the paths given to quarry's load/save/screenshot)
      * only inside the script's directory (require also in <repo>/scripts). */
     bool sandbox;
+    /* Record and replay (app/record.h has the format): record writes the
+     * run's input events, reloads, frame dts and the answers the script got
+     * from the host and the clocks; replay feeds a recording back in place
+     * of the window and the clocks (at most one of the two). input delivers
+     * the scripted events of an --input file at their frames (not with
+     * replay). NULL = off. */
+    const char *record;
+    const char *replay;
+    const char *input;
 } q_host_options;
 
 #define Q_HOST_DEFAULT_MAX_INSTRUCTIONS 1000000000LL /* ~3-10 s of Lua per callback */
@@ -58,8 +67,10 @@ bool q_host_headless(const q_host *h);
 q_renderer *q_host_renderer(q_host *h);
 
 /* Window size in window coordinates (those of mouse events and text); the
- * default 1280 x 720 headless. */
-void q_host_window_size(const q_host *h, int *width, int *height);
+ * default 1280 x 720 headless. This, q_host_key_down, q_host_mouse_position
+ * and q_host_capture_mouse answer the script: their answers are recorded
+ * (--record) or taken from the recording (--replay). */
+void q_host_window_size(q_host *h, int *width, int *height);
 
 /* Frames completed so far (the frame being run has this number, from 0). */
 long q_host_frame(const q_host *h);
@@ -87,11 +98,13 @@ bool q_host_request_screenshot(q_host *h, const char *path, char *err, size_t er
 /* Keycode for a key name as given to keypressed ("a", "space", "left shift"),
  * any case; 0 if no such key. */
 int q_host_key_lookup(const char *name);
-/* Whether the key is held; always false headless. */
-bool q_host_key_down(const q_host *h, int keycode);
+/* Whether the key is held; headless, as the delivered key events (--input,
+ * --replay) left it (false without them). */
+bool q_host_key_down(q_host *h, int keycode);
 
-/* Mouse position in window coordinates; (0, 0) headless. */
-void q_host_mouse_position(const q_host *h, double *x, double *y);
+/* Mouse position in window coordinates; headless, where the last delivered
+ * mouse event was ((0, 0) before any). */
+void q_host_mouse_position(q_host *h, double *x, double *y);
 
 /* Frames per second over the last (up to) 60 frames, from their dt, rounded;
  * exactly 60 headless; 0 before the first frame. */

@@ -29,7 +29,7 @@ static void print_usage(FILE *out)
           "Saving the script while it runs reloads it; globals and worlds survive.\n"
           "\n"
           "Options:\n"
-          "  --headless         no window, no OpenGL; dt is exactly 1/60\n"
+          "  --headless         no window, no OpenGL; dt is exactly 1/60 (but in a replay)\n"
           "  --frames N         quit after N frames (N >= 1)\n"
           "  --screenshot FILE  write the last frame to FILE: PNG, or binary PPM when\n"
           "                     FILE ends in .ppm (needs a window; SDL_VIDEODRIVER=offscreen\n"
@@ -43,12 +43,28 @@ static void print_usage(FILE *out)
           "  --sandbox          for untrusted scripts: no io, debug, os (but os.clock and\n"
           "                     os.time), package.loadlib, C modules or binary chunks; files\n"
           "                     only in the script's directory\n"
+          "  --record FILE      write the run to FILE (text): the input events given to the\n"
+          "                     callbacks, each frame's dt, reloads, and what the script\n"
+          "                     read from the host (keyboard.is_down, mouse.position,\n"
+          "                     graphics.size, mouse.set_captured, os.clock, os.time(),\n"
+          "                     timer.now) and the math.random seed\n"
+          "  --replay FILE      run the script on a recording instead of the real input\n"
+          "                     and clocks: the same script and arguments end with the\n"
+          "                     same world:hash(); stops where the recording ends (or at\n"
+          "                     --frames); headless or in a window. Exit status 1 when\n"
+          "                     the run leaves the recording (the script changed)\n"
+          "  --input FILE       deliver scripted input events, headless too: lines\n"
+          "                     'FRAME EVENT', FRAME from 0, EVENT one of 'key down NAME',\n"
+          "                     'key up NAME', 'mouse down X Y BUTTON', 'mouse up X Y\n"
+          "                     BUTTON', 'mouse move X Y DX DY', 'wheel DX DY', 'quit';\n"
+          "                     '#' starts a comment line\n"
           "  -h, --help         show this help and exit\n"
           "  --                 end of options\n"
           "\n"
           "Arguments after the script go to quarry.load(args) and the global arg\n"
           "(arg[0] is the script). Escape or closing the window calls quarry.quit().\n"
-          "Exit status: 0 normal end, 1 the script or the window failed to start,\n"
+          "Exit status: 0 normal end, 1 the script or the window failed to start\n"
+          "(or --record could not be written, or a replay left its recording),\n"
           "2 bad command line.\n",
           out);
 }
@@ -175,16 +191,28 @@ int main(int argc, char **argv)
             opt.max_memory = (size_t)n;
         } else if (strcmp(arg, "--sandbox") == 0) {
             opt.sandbox = true;
+        } else if (is_option(arg, "--record") || is_option(arg, "--replay") || is_option(arg, "--input")) {
+            const char **slot = is_option(arg, "--record") ? &opt.record
+                              : is_option(arg, "--replay") ? &opt.replay : &opt.input;
+            size_t len = strcspn(arg, "=");
+            char name[16];
+            snprintf(name, sizeof name, "%.*s", (int)len, arg);
+            if (!option_value(argc, argv, &i, name, slot) || !(*slot)[0])
+                return usage_error("%s needs a file name", name);
         } else {
             return usage_error("unknown option '%s' (valid: --headless, --frames N, "
                                "--screenshot FILE, --max-instructions N, --max-memory SIZE, "
-                               "--sandbox, --help)", arg);
+                               "--sandbox, --record FILE, --replay FILE, --input FILE, --help)", arg);
         }
     }
     if (i >= argc)
         return usage_error("%s", "no script given");
     if (opt.screenshot && opt.headless)
         return usage_error("%s needs a window; it cannot be used with --headless", "--screenshot");
+    if (opt.replay && opt.record)
+        return usage_error("%s: --record and --replay cannot be used together", "--replay");
+    if (opt.replay && opt.input)
+        return usage_error("%s: a replay takes its input from the recording, not --input", "--replay");
     opt.script = argv[i];
     opt.script_argc = argc - i - 1;
     opt.script_argv = argv + i + 1;
