@@ -62,6 +62,8 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->pair_manifolds);
     q_array_free(&b->pair_counts);
     q_array_free(&b->terrain_scratch);
+    q_array_free(&b->terrain_bodies);
+    q_array_free(&b->terrain_counts);
     q_array_free(&b->events);
     q_array_free(&b->breakages);
     q_array_free(&b->parent);
@@ -780,6 +782,7 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               (b->constraints.capacity + b->previous.capacity) * sizeof(q_constraint) +
               b->pair_manifolds.capacity * sizeof(q_manifold) + b->pair_counts.capacity * sizeof(int) +
               b->terrain_scratch.capacity * sizeof(q_terrain_manifold) +
+              b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
               b->least.capacity * sizeof(double);
     for (size_t i = 0; i < b->bodies.count; i++)

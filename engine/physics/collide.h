@@ -66,6 +66,13 @@ typedef struct q_terrain_manifold {
 size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
                          q_terrain_manifold *out, size_t cap);
 
+/* Builds (into the terrain physics cache) the chunk meshes that
+ * q_collide_terrain with the same arguments would read, so that the call
+ * can then run on a frozen cache (physics_internal.h q_tp_freeze) from any
+ * thread. The buried-body fallback may still read other chunks (a ray up
+ * to 64 voxels): a frozen call that misses one says so (q_tp_missed). */
+void q_collide_terrain_warm(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin);
+
 /* Shape casts: the shape moves by translation from `from` to from.p + delta
  * (rotation fixed). The first time of impact fraction in [0, 1], the world
  * contact point and the normal (facing the moving shape) are returned. */

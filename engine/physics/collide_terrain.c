@@ -450,6 +450,30 @@ static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q
     return n_out;
 }
 
+void q_collide_terrain_warm(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin)
+{
+    double mn[3], mx[3], vs = tp->voxel_size;
+    q_collider_bounds(s, t, mn, mx);
+    int64_t cmin[3], cmax[3];
+    for (int k = 0; k < 3; k++) {
+        /* the same chunk range as gather_triangles */
+        double lo = floor((mn[k] - margin) / vs / Q_PHYS_CHUNK - 1.0 / 16);
+        double hi = floor((mx[k] + margin) / vs / Q_PHYS_CHUNK + 1.0 / 16);
+        double lim = (k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK - 1;
+        if (!(lo <= hi) || hi < -lim || lo > lim)
+            return;
+        cmin[k] = (int64_t)fmax(lo, -lim);
+        cmax[k] = (int64_t)fmin(hi, lim);
+    }
+    for (int64_t cz = cmin[2]; cz <= cmax[2]; cz++)
+        for (int64_t cy = cmin[1]; cy <= cmax[1]; cy++)
+            for (int64_t cx = cmin[0]; cx <= cmax[0]; cx++) {
+                const q_bp_entry *b = q_bp_find(tp, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+                if (b && b->solid_tag == Q_BP_MASK)
+                    q_tp_chunk_mesh(tp, (int32_t)cx, (int32_t)cy, (int32_t)cz, 0);
+            }
+}
+
 size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
                          q_terrain_manifold *out, size_t cap)
 {

@@ -74,6 +74,10 @@ struct q_terrain_physics {
     uint64_t tick;
 
     size_t gridsort_batches;
+    /* Frozen (q_tp_freeze): several threads query at once; nothing is
+     * synced, built, evicted or touched, and a chunk mesh not already in
+     * the cache is a miss (q_tp_missed) instead of being built. */
+    bool frozen;
 
     /* per-call scratch, reused */
     void *dc_scratch;
@@ -91,5 +95,13 @@ bool q_bp_build_chunk(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, 
  * demand (collide_terrain.c); NULL when out of memory. Valid only until the
  * next call that may touch the cache (the cache array can move). */
 const q_chunk_mesh *q_tp_chunk_mesh(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz, int surface);
+
+/* Read-only phases for parallel queries (rigid bodies' terrain contacts):
+ * sync and warm the cache first, freeze, query from any thread, thaw. A
+ * query that needed a chunk mesh the cache lacked sets the calling
+ * thread's miss flag (q_tp_missed reads and clears it): its answer is
+ * incomplete and must be redone after thawing. */
+void q_tp_freeze(q_terrain_physics *p, bool frozen);
+bool q_tp_missed(void);
 
 #endif

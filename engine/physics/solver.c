@@ -292,21 +292,74 @@ static void collide_pairs(void *ctx, int index)
     }
 }
 
+typedef struct terrain_job {
+    q_bodies *b;
+    size_t per_job;
+} terrain_job;
+
+/* Terrain contacts of a run of bodies on a frozen cache (any thread). */
+static void collide_terrain_job(void *ctx, int index)
+{
+    terrain_job *job = ctx;
+    q_bodies *b = job->b;
+    size_t end = (size_t)(index + 1) * job->per_job;
+    if (end > b->terrain_bodies.count)
+        end = b->terrain_bodies.count;
+    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
+        const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
+        q_xform t = q_body_frame(o);
+        q_tp_missed();
+        b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin,
+                                                           &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS],
+                                                           Q_TERRAIN_MANIFOLDS);
+        if (q_tp_missed())
+            b->terrain_counts.data[i] = -1;
+    }
+}
+
+/* Terrain contacts of every moving body. The terrain physics cache is not
+ * thread-safe, so the chunk meshes the bodies will read are built first
+ * (serially), then the cache is frozen and the bodies are collided in
+ * parallel, each writing its own slots; a body whose query still missed a
+ * chunk (the buried fallback's ray) is redone serially after thawing.
+ * Constraints are added in slot order: the result never depends on the
+ * thread count. */
 static void collide_terrain(q_bodies *b)
 {
     b->terrain_constraints = 0;
-    if (!q_array_reserve(&b->terrain_scratch, Q_TERRAIN_MANIFOLDS))
-        return;
+    b->terrain_bodies.count = 0;
     for (uint32_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
-        if (!moving(o) || !q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid)
-            continue;
+        if (moving(o) && q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid)
+            if (!q_array_push(&b->terrain_bodies, i))
+                return;
+    }
+    size_t n = b->terrain_bodies.count;
+    if (n == 0 || !q_array_reserve(&b->terrain_scratch, n * Q_TERRAIN_MANIFOLDS) ||
+        !q_array_reserve(&b->terrain_counts, n))
+        return;
+    for (size_t i = 0; i < n; i++) {
+        const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
         q_xform t = q_body_frame(o);
-        size_t n = q_collide_terrain(b->tp, o->shape, &t, o->margin, b->terrain_scratch.data, Q_TERRAIN_MANIFOLDS);
-        for (size_t k = 0; k < n; k++) {
-            const q_terrain_manifold *tm = &b->terrain_scratch.data[k];
-            q_constraint_key key = {body_key(b, i), q_phys_key(tm->cx, tm->cy, tm->cz), tm->m.key};
-            add_constraint(b, Q_TERRAIN, i, &tm->m, key, tm->material);
+        q_collide_terrain_warm(b->tp, o->shape, &t, o->margin);
+    }
+    terrain_job job = {b, 16};
+    q_tp_freeze(b->tp, true);
+    q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_terrain_job, &job);
+    q_tp_freeze(b->tp, false);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t slot = b->terrain_bodies.data[i];
+        q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+        if (b->terrain_counts.data[i] < 0) {
+            const q_body *o = &b->bodies.data[slot];
+            q_xform t = q_body_frame(o);
+            b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out,
+                                                               Q_TERRAIN_MANIFOLDS);
+        }
+        for (int k = 0; k < b->terrain_counts.data[i]; k++) {
+            const q_terrain_manifold *tm = &out[k];
+            q_constraint_key key = {body_key(b, slot), q_phys_key(tm->cx, tm->cy, tm->cz), tm->m.key};
+            add_constraint(b, Q_TERRAIN, slot, &tm->m, key, tm->material);
             b->terrain_constraints++;
         }
     }

@@ -250,10 +250,26 @@ static size_t chunk_mesh_bytes(const q_chunk_mesh *m)
 }
 
 /* The cached meshes of a chunk, built on first use; NULL when out of memory. */
+static _Thread_local bool missed;
+
+void q_tp_freeze(q_terrain_physics *p, bool frozen) { p->frozen = frozen; }
+
+bool q_tp_missed(void)
+{
+    bool m = missed;
+    missed = false;
+    return m;
+}
+
 static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
 {
     uint64_t key = q_phys_key(cx, cy, cz);
     uint32_t i = q_hashmap_get(&p->cache_index, key);
+    if (p->frozen) {
+        if (i == Q_HASHMAP_EMPTY)
+            missed = true;
+        return i == Q_HASHMAP_EMPTY ? NULL : &p->cache.data[i];
+    }
     if (i != Q_HASHMAP_EMPTY) {
         p->cache.data[i].tick = ++p->tick;
         return &p->cache.data[i];
@@ -356,6 +372,8 @@ static bool rebuild_all(q_terrain_physics *p)
 
 bool q_terrain_physics_sync(q_terrain_physics *p)
 {
+    if (p->frozen)
+        return p->synced;
     uint64_t now = q_terrain_version(p->terrain);
     if (p->synced && now == p->version)
         return true;
