@@ -309,6 +309,15 @@ bool q_body_destroy(q_bodies *b, q_handle h)
         b->awake--;
     /* Bodies it held up wake and fall. */
     q_bodies_wake_box(b, body->min, body->max);
+    /* Its contacts leave the cache (they would name a dead slot). */
+    uint32_t slot = q_handle_slot(h);
+    size_t kept = 0;
+    for (size_t i = 0; i < b->constraints.count; i++) {
+        const q_constraint *c = &b->constraints.data[i];
+        if (c->a != slot && c->b != slot)
+            b->constraints.data[kept++] = *c;
+    }
+    b->constraints.count = kept;
     q_body_free(body);
     q_handle_release(&b->handles, h);
     b->live--;
