@@ -83,6 +83,7 @@ int ql_hull(lua_State *L);
 int ql_hull_points(lua_State *L, const double *points, size_t count, int opts);
 void ql_open_terrain(lua_State *L); /* registers the Terrain class only */
 void ql_open_islands(lua_State *L); /* Terrain:islands, Terrain:remove_islands (islands.c) */
+void ql_open_journal(lua_State *L); /* Terrain:undo, redo, journal; journals edits (journal.c) */
 void ql_push_test_hooks(lua_State *L); /* quarry._test: hooks for specs, not API */
 
 /* World access for other binding files. */

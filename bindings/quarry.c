@@ -28,6 +28,7 @@ int luaopen_quarry(lua_State *L)
     lua_newtable(L);
     ql_open_terrain(L);
     ql_open_islands(L);
+    ql_open_journal(L);
     ql_open_vec(L);
     lua_setfield(L, -3, "quat");
     lua_setfield(L, -2, "vec3");
