@@ -11,13 +11,14 @@ local write_file, read_file = host.write_file, host.read_file
 
 local dir
 
--- The runs start in the test's directory, so the executable's path is made absolute.
-local abs_exe = exe
-if exe:sub(1, 1) ~= "/" then
+-- The runs start in the test's directory, so paths are made absolute.
+local root
+do
   local pipe = assert(io.popen("pwd"))
-  abs_exe = pipe:read("l") .. "/" .. exe
+  root = pipe:read("l")
   pipe:close()
 end
+local abs_exe = exe:sub(1, 1) == "/" and exe or root .. "/" .. exe
 
 local function run(args, env)
   local out, err = dir .. "/stdout", dir .. "/stderr"
@@ -120,6 +121,22 @@ describe("record and replay", function()
     code, out = run("--headless --frames 60 game.lua")
     assert.are.equal(0, code)
     assert.are_not.equal(recorded:match("hash (%x+)"), result(out):match("hash (%x+)"))
+  end)
+
+  it("replays examples/arch.lua with a dig at the cursor to the same hash", function()
+    -- the mouse over the ground in front of the arch, then D digs there
+    write_file(dir .. "/dig.txt", "40 mouse move 640 600 0 0\n45 key down d\n45 key up d\n")
+    local arch = root .. "/examples/arch.lua"
+    local code, out, err = run("--headless --frames 120 --input dig.txt --record rec.txt " .. shell_quote(arch))
+    assert.are.equal(0, code, err)
+    local recorded = assert(out:match("arch: 120 frames.-hash %x+"), out)
+    code, out, err = run("--headless --replay rec.txt " .. shell_quote(arch))
+    assert.are.equal(0, code, err)
+    assert.are.equal(recorded, out:match("arch: 120 frames.-hash %x+"))
+    -- control: the dig changed the world
+    code, out = run("--headless --frames 120 " .. shell_quote(arch))
+    assert.are.equal(0, code)
+    assert.are_not.equal(recorded, out:match("arch: 120 frames.-hash %x+"))
   end)
 
   it("replays a run in a window, with its measured dts, headless to the same hash", function()
