@@ -117,6 +117,23 @@ SOAK_SECONDS ?= 600
 soak: all
 	@QUARRY_BUILD=$(BUILD) lua5.4 scripts/soak.lua --seconds $(SOAK_SECONDS)
 
+# README pictures (docs/img/*.png) made by the host in an offscreen window
+# (SDL's offscreen driver, Mesa's llvmpipe) from scripts/screenshots/NAME.lua:
+# NAME:FRAMES:BITS runs FRAMES frames, then png.py keeps BITS bits per
+# channel so that each PNG stays under ~300 KB.
+SHOTS := sandbox:100:5 fracture:58:6 lod:3:5
+.PHONY: screenshots
+screenshots: $(BUILD)/quarry
+	@mkdir -p $(BUILD)/shots docs/img
+	@for s in $(SHOTS); do \
+	  name=$${s%%:*}; rest=$${s#*:}; frames=$${rest%%:*}; bits=$${rest#*:}; \
+	  echo "screenshots: docs/img/$$name.png ($$frames frames)"; \
+	  SDL_VIDEODRIVER=offscreen $(BUILD)/quarry --frames $$frames --screenshot $(BUILD)/shots/$$name.ppm \
+	    scripts/screenshots/$$name.lua >$(BUILD)/shots/$$name.log 2>&1 || { cat $(BUILD)/shots/$$name.log; exit 1; }; \
+	  python3 scripts/screenshots/png.py $(BUILD)/shots/$$name.ppm docs/img/$$name.png 1 $$bits || exit 1; \
+	done
+	@ls -l docs/img/*.png
+
 bench: all
 	@$(MAKE) --no-print-directory deps EXTRA_PACKAGES="$(BENCH_PACKAGES)"
 	@$(MAKE) --no-print-directory -C bench BUILD=$(abspath $(BUILD))
