@@ -372,6 +372,19 @@ function Terrain:generate(def) end
 
 function Terrain:clear() end
 
+---Undoes the last recorded edit; false when there is nothing to undo.
+---@return boolean
+function Terrain:undo() end
+
+---Redoes the last undone edit; false when there is nothing to redo.
+---@return boolean
+function Terrain:redo() end
+
+---Sets the edit journal's bounds and returns its state.
+---@param opts? {limit_bytes?: integer, steps?: integer}
+---@return {limit_bytes: integer, steps: integer, bytes: integer, undo: integer, redo: integer, cleared: integer, dropped: integer}
+function Terrain:journal(opts) end
+
 ---@param x integer
 ---@param y integer
 ---@param z integer
