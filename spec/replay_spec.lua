@@ -180,6 +180,18 @@ describe("record and replay", function()
     assert.are.equal("", err)
   end)
 
+  it("replays a recording cut short up to where it ends, and says so", function()
+    assert.are.equal(0, (run("--headless --frames 60 --input input.txt --record rec.txt game.lua")))
+    local text = read_file(dir .. "/rec.txt")
+    -- cut in the middle of the line of frame 20's update, as a killed run leaves it
+    local at = assert(text:find("update 20 ", 1, true))
+    write_file(dir .. "/cut.txt", text:sub(1, at + 12))
+    local code, out, err = run("--headless --replay cut.txt game.lua")
+    assert.are.equal(0, code, err)
+    assert.matches("frames 20 ", result(out), 1, true)
+    assert.matches("cut.txt ends after frame 20 without an 'end' line", err, 1, true)
+  end)
+
   it("ends where a recorded quit ended the run", function()
     write_file(dir .. "/quit.txt", "7 key down escape\n")
     local code, out, err = run("--headless --input quit.txt --record rec.txt game.lua")

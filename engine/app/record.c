@@ -215,8 +215,9 @@ bool q_event_parse(const char *text, q_event *ev, char *err, size_t err_size)
     return false;
 }
 
-/* Reads one line without its newline into buf. Returns 1, 0 at the end of
- * the file, -1 for a line too long (the rest of it is skipped). */
+/* Reads one line without its newline into buf. Returns 1, 2 for a last line
+ * without a newline, 0 at the end of the file, -1 for a line too long (the
+ * rest of it is skipped). */
 static int read_line(FILE *f, char *buf, size_t size)
 {
     if (!fgets(buf, (int)size, f))
@@ -229,7 +230,7 @@ static int read_line(FILE *f, char *buf, size_t size)
         return 1;
     }
     if (feof(f))
-        return 1;
+        return 2;
     int c;
     while ((c = fgetc(f)) != EOF && c != '\n')
         ;
@@ -303,7 +304,8 @@ static void parse_item(q_replayer *r, q_replay_item *it)
     char line[Q_RECORD_MAX_LINE];
     memset(it, 0, sizeof *it);
     int got = read_line(r->f, line, sizeof line);
-    if (got == 0) {
+    if (got == 0 || got == 2) {
+        /* a last line without its newline is a write cut short: the end */
         it->kind = Q_REPLAY_EOF;
         it->line = r->line + 1;
         return;
