@@ -196,7 +196,9 @@ function World:frame() end
 ---@return string 16 hex digits
 function World:hash() end
 
----@return table stats chunks, memory, bodies, awake, triangles, ms_solver, lod_triangles, ...
+---Counts (chunks, memory, bodies, awake, triangles, contacts, lod_triangles, ...) and the
+---frame profile in ms (ms_step, ms_solver, ms_fracture, ms_edit, ms_raycast, ms_mesh, ms_lua, ...).
+---@return table stats
 function World:stats() end
 
 ---@return quarry.WorldSettings

@@ -214,6 +214,25 @@ local function instances()
           Quat = quarry.quat(1, 0, 0, 0), GridSort = quarry.gridsort.new(m)}
 end
 
+-- The code spans (`...`) of the text under the heading of `name`, up to
+-- the next heading: the names a section mentions.
+local function section_words(name)
+  local body, inside = {}, false
+  for line in read("docs/api.md"):gmatch("[^\n]*") do
+    if line:match("^#") then
+      local code = line:match("^#+%s+`([^`]+)`")
+      inside = code ~= nil and code:match("^[%w_.:]+") == name
+    end
+    if inside then body[#body + 1] = line end
+  end
+  local words = {}
+  for span in table.concat(body, "\n"):gmatch("`([^`]+)`") do
+    for w in span:gmatch("[%a_][%w_]*") do words[w] = true end
+  end
+  assert(#body > 0, "no section for " .. name)
+  return words
+end
+
 describe("docs/api.md", function()
   local docs = doc_entries()
   local exports = module_exports(quarry)
@@ -262,6 +281,32 @@ describe("docs/api.md", function()
     assert.is_true(hosted["quarry.graphics.screenshot"] ~= nil, "host listing incomplete")
     assert.are.same({}, missing(docs.host, hosted))
     assert.are.same({}, missing(hosted, docs.host))
+  end)
+
+  it("names every field of the tables that functions return", function()
+    local w = quarry.world.new{threads = 0}
+    w.terrain:fill_ball({8, 8, 8}, 4, "rock")
+    w:set_viewer({0, 8, 0})
+    local _, lod_info = w:lod_mesh{wait = true}
+    local _, island_info = w.terrain:islands()
+    local tables = {
+      ["World:stats"] = w:stats(),
+      ["World:settings"] = w:settings(),
+      ["World:lod_mesh"] = lod_info,
+      ["Terrain:islands"] = island_info,
+      ["Terrain:journal"] = w.terrain:journal(),
+      ["quarry.material.get"] = quarry.material.get("rock"),
+    }
+    for name, t in pairs(tables) do
+      local words = section_words(name)
+      local undocumented = {}
+      for k in pairs(t) do
+        if not words[k] then undocumented[#undocumented + 1] = k end
+      end
+      table.sort(undocumented)
+      assert.are.same({}, undocumented, name)
+    end
+    w:destroy()
   end)
 
   it("has Lua examples that run (those that need no window)", function()
