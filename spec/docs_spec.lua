@@ -180,6 +180,9 @@ for name, t in pairs(quarry) do
     end
   end
 end
+for _, f in ipairs{"stats", "debug", "get_camera"} do
+  for k in pairs(quarry.graphics[f]()) do out:write("field quarry.graphics.", f, " ", k, "\n") end
+end
 out:close()
 ]])
   local cmd = ("timeout 60 %s --headless --frames 1 %s %s >/dev/null 2>%s"):format(
@@ -188,10 +191,19 @@ out:close()
   local ok = os.execute(cmd)
   local err = host.read_file(dir .. "/err") or ""
   local out = {}
-  for _, l in ipairs(host.lines_of(dir .. "/out")) do out[l] = true end
+  local fields = {}
+  for _, l in ipairs(host.lines_of(dir .. "/out")) do
+    local fn, key = l:match("^field (%S+) (%S+)$")
+    if fn then
+      fields[fn] = fields[fn] or {}
+      fields[fn][key] = true
+    else
+      out[l] = true
+    end
+  end
   os.execute("rm -rf " .. host.shell_quote(dir))
   assert(ok, "the host failed to list its modules: " .. err)
-  return out
+  return out, fields
 end
 
 local function host_set(all)
@@ -277,10 +289,14 @@ describe("docs/api.md", function()
   end)
 
   it("documents the host-only modules as the host exports them", function()
-    local hosted = host_exports()
+    local hosted, fields = host_exports()
     assert.is_true(hosted["quarry.graphics.screenshot"] ~= nil, "host listing incomplete")
     assert.are.same({}, missing(docs.host, hosted))
     assert.are.same({}, missing(hosted, docs.host))
+    for fn, keys in pairs(fields) do
+      assert.are.same({}, missing(keys, section_words(fn)), fn)
+    end
+    assert.is_true(fields["quarry.graphics.stats"] ~= nil, "no fields listed")
   end)
 
   it("names every field of the tables that functions return", function()
