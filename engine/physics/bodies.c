@@ -307,8 +307,9 @@ bool q_body_destroy(q_bodies *b, q_handle h)
         return false;
     if (!body->is_static && !body->sleeping)
         b->awake--;
-    /* Bodies it held up wake and fall. */
-    q_bodies_wake_box(b, body->min, body->max);
+    double min[3], max[3];
+    v3_copy(min, body->min);
+    v3_copy(max, body->max);
     /* Its contacts leave the cache (they would name a dead slot). */
     uint32_t slot = q_handle_slot(h);
     size_t kept = 0;
@@ -321,6 +322,9 @@ bool q_body_destroy(q_bodies *b, q_handle h)
     q_body_free(body);
     q_handle_release(&b->handles, h);
     b->live--;
+    /* Bodies it held up wake and fall (it is gone first, so it does not
+     * wake itself). */
+    q_bodies_wake_box(b, min, max);
     return true;
 }
 
@@ -618,6 +622,14 @@ static void guard_body(q_body *body)
     memcpy(body->q, body->q0, sizeof body->q);
     v3_set(body->v, 0, 0, 0);
     v3_set(body->w, 0, 0, 0);
+}
+
+void q_bodies_clear_forces(q_bodies *b)
+{
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        v3_set(b->bodies.data[i].force, 0, 0, 0);
+        v3_set(b->bodies.data[i].torque, 0, 0, 0);
+    }
 }
 
 void q_bodies_step(q_bodies *b, double dt)

@@ -111,14 +111,19 @@ const q_collider *q_body_shape(const q_bodies *b, q_handle h);
 /* Placement of the body's shape frame. */
 bool q_body_xform(const q_bodies *b, q_handle h, q_xform *out);
 
-/* Impulses change velocity now (N s); forces and torques act through the
- * next step (N, N m). `at` is a world point, or NULL for the centre of mass.
- * All wake the body; no effect on static bodies. */
+/* Impulses change velocity now (N s); forces and torques (N, N m) add up
+ * and act in every step until q_bodies_clear_forces (the world clears them
+ * after each q_world_step call that ran steps, so a force applied once per
+ * frame acts through the whole frame however many fixed steps it took).
+ * `at` is a world point, or NULL for the centre of mass. All wake the
+ * body; no effect on static bodies. */
 bool q_body_apply_impulse(q_bodies *b, q_handle h, const double impulse[3], const double *at, char *err,
                           size_t errlen);
 bool q_body_apply_force(q_bodies *b, q_handle h, const double force[3], const double *at, char *err,
                         size_t errlen);
 bool q_body_apply_torque(q_bodies *b, q_handle h, const double torque[3], char *err, size_t errlen);
+
+void q_bodies_clear_forces(q_bodies *b);
 
 /* Wakes bodies whose bounds touch the box (world units). */
 void q_bodies_wake_box(q_bodies *b, const double min[3], const double max[3]);

@@ -31,7 +31,8 @@ typedef struct q_body {
     double x[3], q[4];
     double com[3];              /* centre of mass in the shape frame */
     double v[3], w[3];
-    double force[3], torque[3]; /* accumulated until the next step */
+    double force[3], torque[3]; /* applied by scripts, until q_bodies_clear_forces */
+    double water_force[3], water_torque[3]; /* buoyancy of this step */
     double mass, inv_mass;
     double inv_inertia_local[9]; /* shape-frame axes, about the centre of mass */
     double inv_inertia[9];       /* world axes, kept current with q */

@@ -543,10 +543,12 @@ static void integrate_velocities(q_bodies *b, double h)
         q_body *o = &b->bodies.data[i];
         if (!moving(o))
             continue;
-        double dw[3];
+        double dw[3], f[3], t[3];
+        v3_add(f, o->force, o->water_force);
+        v3_add(t, o->torque, o->water_torque);
         v3_madd(o->v, b->gravity, h);
-        v3_madd(o->v, o->force, h * o->inv_mass);
-        m3_mul_v(o->inv_inertia, o->torque, dw);
+        v3_madd(o->v, f, h * o->inv_mass);
+        m3_mul_v(o->inv_inertia, t, dw);
         v3_madd(o->w, dw, h);
         clamp_speed(o->v);
         clamp_speed(o->w);
@@ -610,11 +612,6 @@ void q_bodies_solve(q_bodies *b, double dt)
     }
     for (size_t i = 0; i < count; i++)
         restitution(b, &cs[i]);
-    for (size_t i = 0; i < b->bodies.count; i++) {
-        q_body *o = &b->bodies.data[i];
-        v3_set(o->force, 0, 0, 0);
-        v3_set(o->torque, 0, 0, 0);
-    }
     emit_events(b);
 }
 
@@ -759,6 +756,8 @@ static double submerged_length(const q_bodies *b, double x, double y0, double he
 void q_bodies_buoyancy(q_bodies *b, q_body *body, double dt)
 {
     double g = v3_len(b->gravity);
+    v3_set(body->water_force, 0, 0, 0);
+    v3_set(body->water_torque, 0, 0, 0);
     if (!q_terrain_physics_broadphase(b->tp, body->min, body->max).water)
         return;
     double volume = 0, centroid[3] = {0, 0, 0}, density = 0;
@@ -783,11 +782,15 @@ void q_bodies_buoyancy(q_bodies *b, q_body *body, double dt)
     v3_scale(centroid, centroid, 1 / volume);
     double force[3], r[3], torque[3];
     v3_scale(force, b->gravity, g > 0 ? -density * volume : 0);
-    v3_add(body->force, body->force, force);
+    v3_copy(body->water_force, force);
     v3_sub(r, centroid, body->x);
     v3_cross(torque, r, force);
-    v3_add(body->torque, body->torque, torque);
-    double keep = fmax(0, 1 - WATER_DRAG * (volume / body->volume) * dt);
+    v3_copy(body->water_torque, torque);
+    /* Drag grows with the submerged share and with how light the body is
+     * against the water (a light ball is stopped by the water it pushes;
+     * with drag by volume alone it bobbed for many seconds). */
+    double body_density = body->mass / body->volume;
+    double keep = fmax(0, 1 - WATER_DRAG * (volume / body->volume) * fmax(1, density / body_density) * dt);
     v3_scale(body->v, body->v, keep);
     v3_scale(body->w, body->w, keep);
 }

@@ -168,6 +168,8 @@ int q_world_step(q_world *w, double dt)
         w->frame++;
         steps++;
     }
+    if (steps > 0)
+        q_bodies_clear_forces(w->bodies);
     if (w->accumulator < 0)
         w->accumulator = 0;
     if (steps == Q_MAX_STEPS_PER_CALL && w->accumulator >= w->def.step)
