@@ -17,6 +17,9 @@
 #define QL_TERRAIN "quarry.Terrain"
 #define QL_MESH "quarry.Mesh"
 #define QL_BODY "quarry.Body"
+/* Registry field: the host's script clock (graphics.c), a function returning
+ * milliseconds spent in script callbacks; absent outside the host. */
+#define QL_SCRIPT_CLOCK "quarry.script_clock"
 
 /* A finite number at idx ("must be finite" otherwise). */
 double ql_check_finite(lua_State *L, int idx);

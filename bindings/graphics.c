@@ -469,7 +469,13 @@ static int g_draw_world(lua_State *L)
     q_renderer *r = q_host_renderer(h);
     if (r) {
         char err[256];
-        if (!q_render_draw_world(r, world_id(L, 1), w, q_host_camera(h), &o, err, sizeof err)) {
+        uint64_t id = world_id(L, 1);
+        double t0 = q_profile_now(), mesh_ms = q_render_get_stats(r).mesh_ms;
+        bool drawn = q_render_draw_world(r, id, w, q_host_camera(h), &o, err, sizeof err);
+        /* world:stats() ms_mesh and ms_engine (world.h, frame profile) */
+        q_world_profile_add(w, Q_PROFILE_MESH, q_render_get_stats(r).mesh_ms - mesh_ms);
+        q_world_profile_add(w, Q_PROFILE_CALLS, q_profile_now() - t0);
+        if (!drawn) {
             luaL_pushfail(L);
             lua_pushstring(L, err);
             return 2;
@@ -633,6 +639,13 @@ static int t_now(lua_State *L)
     return 1;
 }
 
+/* QL_SCRIPT_CLOCK: milliseconds spent in script callbacks so far. */
+static int t_script_clock(lua_State *L)
+{
+    lua_pushnumber(L, q_host_script_ms(host_of(L)));
+    return 1;
+}
+
 static const luaL_Reg graphics_funcs[] = {
     {"set_clear_color", g_set_clear_color},
     {"get_clear_color", g_get_clear_color},
@@ -686,4 +699,8 @@ void q_lua_open_host_modules(lua_State *L, void *host)
     add_module(L, module, "keyboard", keyboard_funcs, host);
     add_module(L, module, "mouse", mouse_funcs, host);
     add_module(L, module, "timer", timer_funcs, host);
+    /* world:stats() ms_lua (bindings/world.c) reads the script clock here. */
+    lua_pushlightuserdata(L, host);
+    lua_pushcclosure(L, t_script_clock, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, QL_SCRIPT_CLOCK);
 }

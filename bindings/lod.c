@@ -153,12 +153,14 @@ static int world_lod_mesh(lua_State *L)
     q_jobs *jobs = q_world_jobs(w);
     const q_terrain *t = q_world_terrain(w);
     float scale = (float)q_world_get_def(w)->voxel_size;
+    double t0 = q_profile_now();
     q_status st = q_clipmap_update(c, jobs, t, b, scale, wait, err, sizeof err);
     q_clipmap_result res = q_clipmap_get(c);
     if (st == Q_OK && (res.serial == 0 || memcmp(&res.box, &b, sizeof b) != 0)) {
         st = q_clipmap_update(c, jobs, t, b, scale, true, err, sizeof err);
         res = q_clipmap_get(c);
     }
+    q_world_profile_call(w, Q_PROFILE_MESH, t0);
     q_lod_result r = res.info;
     r.mesh = NULL;
     if (st == Q_OK && res.mesh && res.mesh->vertex_count) {

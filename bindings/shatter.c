@@ -16,6 +16,7 @@
 
 #include "geom/fracture.h"
 #include "physics/bodies.h"
+#include "world/world.h"
 
 #include <math.h>
 #include <string.h>
@@ -60,7 +61,11 @@ static int body_shatter(lua_State *L)
         return luaL_argerror(L, 2, "gpu = true needs the host program with a GL 4.3 context");
     q_handle *out = lua_newuserdatauv(L, (size_t)p.pieces * sizeof *out, 0);
     char err[256];
+    double t0 = q_profile_now();
     size_t n = q_body_shatter(b, h, &p, out, (size_t)p.pieces, err, sizeof err);
+    lua_getiuservalue(L, 1, 1); /* the World userdata, for the frame profile */
+    q_world_profile_call(ql_check_world(L, lua_gettop(L)), Q_PROFILE_FRACTURE, t0);
+    lua_pop(L, 1);
     if (n == 0) {
         lua_pushnil(L);
         lua_pushstring(L, err);

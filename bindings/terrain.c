@@ -25,6 +25,7 @@ typedef struct lterrain {
 typedef struct terrain_ref {
     q_terrain *t;
     double voxel_size;
+    q_world *w; /* for the frame profile (world.h) */
 } terrain_ref;
 
 void ql_push_terrain(lua_State *L, int world_idx)
@@ -44,14 +45,16 @@ static terrain_ref check_terrain(lua_State *L)
     q_world *w = q_world_lookup(u->world);
     if (!w)
         luaL_error(L, "attempt to use a destroyed world");
-    return (terrain_ref){q_world_terrain(w), q_world_get_def(w)->voxel_size};
+    return (terrain_ref){q_world_terrain(w), q_world_get_def(w)->voxel_size, w};
 }
 
 /* Runs an edit; limit and size refusals are reported against size_arg. */
 static int run_edit(lua_State *L, terrain_ref r, const q_edit *e, int size_arg)
 {
     char err[256];
+    double t0 = q_profile_now();
     q_status st = q_terrain_edit(r.t, e, err, sizeof err);
+    q_world_profile_call(r.w, Q_PROFILE_EDIT, t0);
     if (st == Q_ERR_ARGUMENT || st == Q_ERR_TOO_LARGE)
         return luaL_argerror(L, size_arg, err);
     if (st != Q_OK)
@@ -147,7 +150,9 @@ static int terrain_fill_cylinder(lua_State *L)
     e.shape.height = ql_check_positive(L, 4, "height") / r.voxel_size;
     e.material = (uint8_t)ql_check_material(L, 5);
     char err[256];
+    double t0 = q_profile_now();
     q_status st = q_terrain_edit(r.t, &e, err, sizeof err);
+    q_world_profile_call(r.w, Q_PROFILE_EDIT, t0);
     if (st == Q_ERR_ARGUMENT || st == Q_ERR_TOO_LARGE) /* blame the larger dimension */
         return luaL_argerror(L, e.shape.radius * 2 >= e.shape.height ? 3 : 4, err);
     if (st != Q_OK)
@@ -173,7 +178,9 @@ static int terrain_fill_region(lua_State *L)
     q_box b = check_box(L, 2);
     int m = ql_check_material(L, 4);
     char err[256];
+    double t0 = q_profile_now();
     q_status st = q_terrain_fill_region(r.t, b, (uint8_t)m, err, sizeof err);
+    q_world_profile_call(r.w, Q_PROFILE_EDIT, t0);
     if (st == Q_ERR_ARGUMENT || st == Q_ERR_TOO_LARGE)
         return luaL_argerror(L, 3, err);
     if (st != Q_OK)

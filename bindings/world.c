@@ -18,7 +18,26 @@
 
 typedef struct lworld {
     q_handle h;
+    double script_mark; /* script clock at the end of the last world:step (ms) */
+    double ms_lua;      /* script time of the last frame outside the engine */
 } lworld;
+
+/* Milliseconds of script time: under the host, the time spent in its
+ * callbacks, from the clock quarry.graphics leaves in the registry;
+ * elsewhere (plain lua5.4, where the script is the whole process) the wall
+ * clock. */
+static double script_clock(lua_State *L)
+{
+    double ms;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, QL_SCRIPT_CLOCK) == LUA_TFUNCTION) {
+        lua_call(L, 0, 1);
+        ms = lua_tonumber(L, -1);
+    } else {
+        ms = q_profile_now();
+    }
+    lua_pop(L, 1);
+    return ms;
+}
 
 struct q_world *ql_check_world(lua_State *L, int idx)
 {
@@ -34,6 +53,8 @@ static void push_world(lua_State *L, q_world *w)
 {
     lworld *u = lua_newuserdatauv(L, sizeof *u, 2);
     u->h = Q_NULL_HANDLE;
+    u->script_mark = script_clock(L);
+    u->ms_lua = 0;
     luaL_setmetatable(L, QL_WORLD);
     u->h = q_world_register(w);
     if (q_handle_is_null(u->h)) {
@@ -103,6 +124,13 @@ static int world_step(lua_State *L)
     int n = q_world_step(w, dt);
     if (n < 0)
         return luaL_argerror(L, 2, lua_pushfstring(L, "dt must be finite and >= 0, got %f", dt));
+    /* The frame just ended (world.h, frame profile): its script time is the
+     * script clock's advance less the engine calls the script made. */
+    lworld *u = lua_touserdata(L, 1);
+    double now = script_clock(L), prof[Q_PROFILE_COUNT];
+    q_world_profile(w, prof);
+    u->ms_lua = fmax(0.0, now - u->script_mark - prof[Q_PROFILE_CALLS]);
+    u->script_mark = now;
     if (n > 0)
         ql_dispatch_events(L, 1);
     lua_pushinteger(L, n);
@@ -131,7 +159,11 @@ static int world_hash(lua_State *L)
 
 static int world_stats(lua_State *L)
 {
-    q_world_stats s = q_world_get_stats(ql_check_world(L, 1));
+    q_world *w = ql_check_world(L, 1);
+    q_world_stats s = q_world_get_stats(w);
+    double prof[Q_PROFILE_COUNT];
+    q_world_profile(w, prof);
+    const lworld *u = lua_touserdata(L, 1);
     const struct {
         const char *name;
         size_t value;
@@ -153,7 +185,17 @@ static int world_stats(lua_State *L)
     const struct {
         const char *name;
         double value;
-    } times[] = {{"ms_broadphase", s.ms_broadphase}, {"ms_narrowphase", s.ms_narrowphase}, {"ms_solver", s.ms_solver}};
+    } times[] = {{"ms_broadphase", s.ms_broadphase},
+                 {"ms_narrowphase", s.ms_narrowphase},
+                 {"ms_solver", s.ms_solver},
+                 {"ms_step", prof[Q_PROFILE_STEP]},
+                 {"ms_fracture", prof[Q_PROFILE_FRACTURE]},
+                 {"ms_detach", prof[Q_PROFILE_DETACH]},
+                 {"ms_edit", prof[Q_PROFILE_EDIT]},
+                 {"ms_raycast", prof[Q_PROFILE_RAYCAST]},
+                 {"ms_mesh", prof[Q_PROFILE_MESH]},
+                 {"ms_engine", prof[Q_PROFILE_CALLS]},
+                 {"ms_lua", u->ms_lua}};
     int n = (int)(sizeof fields / sizeof fields[0]), nt = (int)(sizeof times / sizeof times[0]);
     lua_createtable(L, 0, n + nt);
     for (int i = 0; i < n; i++) {
@@ -253,12 +295,15 @@ static int world_raycast(lua_State *L)
     double o[3], d[3], maxd;
     check_ray(L, 2, o, d, &maxd);
     query_opts opts = check_query_opts(L, 5);
+    double t0 = q_profile_now();
     q_ray_hit hit;
     bool terrain = opts.flags && q_terrain_physics_raycast(q_world_terrain_physics(w), o, d, maxd, opts.flags, &hit);
     ql_body_hit *body;
     double unit[3];
     normalize(d, unit);
-    if (opts.bodies && ql_raycast_bodies(L, 1, 5, o, unit, terrain ? hit.distance : maxd, 1, &body))
+    bool on_body = opts.bodies && ql_raycast_bodies(L, 1, 5, o, unit, terrain ? hit.distance : maxd, 1, &body);
+    q_world_profile_call(w, Q_PROFILE_RAYCAST, t0);
+    if (on_body)
         ql_push_body_hit(L, 1, o, unit, body);
     else if (terrain)
         push_hit(L, &hit);
@@ -274,6 +319,7 @@ static int world_raycast_all(lua_State *L)
     check_ray(L, 2, o, d, &maxd);
     query_opts opts = check_query_opts(L, 5);
     lua_settop(L, 5); /* opts stays at 5 for ql_raycast_bodies */
+    double t0 = q_profile_now();
     q_terrain_physics *p = q_world_terrain_physics(w);
     size_t cap = 64, n = 0;
     q_ray_hit *hits = NULL;
@@ -289,6 +335,7 @@ static int world_raycast_all(lua_State *L)
     double unit[3];
     normalize(d, unit);
     size_t nb = opts.bodies ? ql_raycast_bodies(L, 1, 5, o, unit, maxd, SIZE_MAX, &bh) : 0;
+    q_world_profile_call(w, Q_PROFILE_RAYCAST, t0);
     lua_createtable(L, (int)(n + nb), 0);
     for (size_t i = 0, j = 0; i + j < n + nb;) { /* merge: both lists are nearest first */
         if (j < nb && (i == n || bh[j].distance < hits[i].distance))
@@ -325,7 +372,9 @@ static int world_raycast_batch(lua_State *L)
         lua_pop(L, 2);
     }
     double *dist = lua_newuserdatauv(L, (size_t)(n ? n : 1) * sizeof(double), 0);
+    double t0 = q_profile_now();
     q_terrain_physics_raycast_batch(q_world_terrain_physics(w), rays, (size_t)n, maxd, opts.flags, dist);
+    q_world_profile_call(w, Q_PROFILE_RAYCAST, t0);
     lua_createtable(L, (int)n, 0);
     for (lua_Integer i = 0; i < n; i++) {
         if (dist[i] >= 0)

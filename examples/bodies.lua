@@ -7,9 +7,11 @@
 --
 -- Keys: B drop a box at the cursor, N drop a ball, Space throw a ball from the
 -- camera, X destroy the body under the cursor, F12 screenshot (bodies-N.png).
--- Bodies are drawn as wireframes of b:mesh(): asleep in grey.
+-- Bodies are drawn as wireframes of b:mesh(): asleep in grey. The bottom line
+-- is the frame profile (scripts/hud.lua: world:stats() ms_* fields).
 
 local quarry = require "quarry"
+local hud = require "hud"
 local g = quarry.graphics
 local V = quarry.vec3
 
@@ -108,10 +110,12 @@ function quarry.draw()
                        s.bodies, s.awake, s.pairs, s.contacts, s.ms_solver, contacts), 10, 10)
   g.text("B box, N ball at the cursor | Space throw | X destroy | F12 screenshot | Esc quit", 10, 34,
          {color = {0.9, 0.95, 1, 0.85}, scale = 1.5})
+  hud.draw(world) -- the frame profile (scripts/hud.lua), bottom left
 end
 
 function quarry.quit()
   local s = world:stats()
   print(string.format("bodies: %d frames, %d bodies (%d awake), %d contact events, stone landed %d times, hash %s",
                       frames, s.bodies, s.awake, contacts, landings, world:hash()))
+  print("bodies: " .. hud.line(world))
 end

@@ -93,6 +93,8 @@ struct q_host {
     char *shot_path;
 
     long long instructions;      /* charged to the running call (script limits) */
+    double script_ms;            /* spent in callbacks (q_host_script_ms) */
+    double script_since;         /* when the running callback began (ms), 0 between callbacks */
     int hook_step;               /* the count hook's current period */
     size_t mem_used;             /* bytes of Lua heap */
     bool mem_refused;            /* the allocator refused an allocation (cap reached) */
@@ -261,6 +263,14 @@ static void *limited_alloc(void *ud, void *ptr, size_t osize, size_t nsize)
     return p;
 }
 
+/* Monotonic milliseconds, for q_host_script_ms. */
+static double script_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6 + 1.0; /* never 0 (the "none" mark) */
+}
+
 /* Calls the function below the top `nargs` values with a traceback handler;
  * pops them. Returns LUA_OK or leaves nothing and reports the error. */
 static int protected_call(q_host *h, int nargs, const char *context)
@@ -270,7 +280,10 @@ static int protected_call(q_host *h, int nargs, const char *context)
     lua_pushcfunction(L, traceback);
     lua_insert(L, base);
     begin_budget(h);
+    h->script_since = script_now();
     int status = lua_pcall(L, nargs, 0, base);
+    h->script_ms += script_now() - h->script_since;
+    h->script_since = 0;
     if (status != LUA_OK) {
         char mem[160];
         const char *msg = lua_tostring(L, -1);
@@ -1472,6 +1485,11 @@ void q_host_mouse_position(q_host *h, double *x, double *y)
     host_answer(h, "mouse", v, 2);
     *x = v[0];
     *y = v[1];
+}
+
+double q_host_script_ms(const q_host *h)
+{
+    return h->script_ms + (h->script_since > 0 ? script_now() - h->script_since : 0.0);
 }
 
 int q_host_fps(const q_host *h)

@@ -110,4 +110,9 @@ void q_host_mouse_position(q_host *h, double *x, double *y);
  * exactly 60 headless; 0 before the first frame. */
 int q_host_fps(const q_host *h);
 
+/* Milliseconds spent in script callbacks (and the main chunk, and reloads)
+ * since the host started, the running one included: world:stats() ms_lua
+ * takes the engine's share out of it. */
+double q_host_script_ms(const q_host *h);
+
 #endif

@@ -135,6 +135,9 @@ done:
     return h;
 }
 
+static size_t detach_islands(q_world *w, const q_detach_params *p, size_t *too_large, bool *pending, char *err,
+                             size_t errlen);
+
 size_t q_world_detach_islands(q_world *w, const q_detach_params *p, size_t *too_large, bool *pending, char *err,
                               size_t errlen)
 {
@@ -150,6 +153,18 @@ size_t q_world_detach_islands(q_world *w, const q_detach_params *p, size_t *too_
         snprintf(err, errlen, "out of memory");
         return 0;
     }
+    double t0 = q_profile_now();
+    size_t made = detach_islands(w, p, too_large, pending, err, errlen);
+    double ms = q_profile_now() - t0;
+    w->profile[Q_PROFILE_DETACH] += ms;
+    if (!w->stepping)
+        w->profile[Q_PROFILE_CALLS] += ms;
+    return made;
+}
+
+static size_t detach_islands(q_world *w, const q_detach_params *p, size_t *too_large, bool *pending, char *err,
+                             size_t errlen)
+{
     bool done = false;
     if (q_islands_update(w->islands, w->terrain, p->chunk_budget, &done, err, errlen) != Q_OK)
         return 0;

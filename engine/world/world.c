@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-
+#include <time.h>
 
 q_world_def q_default_world_def(void)
 {
@@ -109,7 +109,9 @@ static void shatter_brittle(q_world *w)
         memcpy(p.at, br[i].at, sizeof p.at);
         q_handle out[Q_BRITTLE_PIECES];
         char err[128];
+        double t0 = q_profile_now();
         size_t made = q_body_shatter(w->bodies, br[i].body, &p, out, Q_BRITTLE_PIECES, err, sizeof err);
+        w->profile[Q_PROFILE_FRACTURE] += q_profile_now() - t0;
         if (made == 0)
             continue;
         q_shatter_event e = {br[i].body, w->fragments.count, made, {p.at[0], p.at[1], p.at[2]}, br[i].impulse};
@@ -125,6 +127,10 @@ static void step_bodies(q_world *w)
     if (w->def.auto_detach)
         q_world_auto_detach(w);
     q_bodies_step(w->bodies, w->def.step);
+    q_bodies_stats bs = q_bodies_get_stats(w->bodies);
+    w->profile[Q_PROFILE_BROADPHASE] += bs.ms_broadphase;
+    w->profile[Q_PROFILE_NARROWPHASE] += bs.ms_narrowphase;
+    w->profile[Q_PROFILE_SOLVER] += bs.ms_solver;
     const q_contact_event *ev;
     size_t n = q_bodies_events(w->bodies, &ev);
     if (n && q_array_reserve(&w->contacts, w->contacts.count + n)) {
@@ -151,6 +157,8 @@ int q_world_step(q_world *w, double dt)
 {
     if (!(isfinite(dt) && dt >= 0))
         return -1;
+    double t0 = q_profile_now();
+    w->stepping = true;
     w->contacts.count = 0;
     w->shatters.count = 0;
     w->fragments.count = 0;
@@ -158,6 +166,7 @@ int q_world_step(q_world *w, double dt)
     /* Terrain edits made since the last step reach the broadphase now (the
      * queries also sync on their own, so an edit is never missed). */
     q_terrain_physics_sync(w->physics);
+    w->profile[Q_PROFILE_EDIT] += q_profile_now() - t0;
     w->accumulator += dt;
     int steps = 0;
     /* A small tolerance so that 60 calls of step(1/60) run exactly 60 steps
@@ -174,7 +183,39 @@ int q_world_step(q_world *w, double dt)
         w->accumulator = 0;
     if (steps == Q_MAX_STEPS_PER_CALL && w->accumulator >= w->def.step)
         w->accumulator = 0;
+    w->stepping = false;
+    double ms = q_profile_now() - t0;
+    w->profile[Q_PROFILE_STEP] += ms;
+    w->profile[Q_PROFILE_CALLS] += ms;
+    /* The frame ends here. */
+    memcpy(w->profile_last, w->profile, sizeof w->profile);
+    memset(w->profile, 0, sizeof w->profile);
     return steps;
+}
+
+double q_profile_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void q_world_profile_add(q_world *w, q_profile_stage stage, double ms)
+{
+    if (stage >= 0 && stage < Q_PROFILE_COUNT && ms > 0)
+        w->profile[stage] += ms;
+}
+
+void q_world_profile_call(q_world *w, q_profile_stage stage, double t0)
+{
+    double ms = q_profile_now() - t0;
+    q_world_profile_add(w, stage, ms);
+    q_world_profile_add(w, Q_PROFILE_CALLS, ms);
+}
+
+void q_world_profile(const q_world *w, double out[Q_PROFILE_COUNT])
+{
+    memcpy(out, w->profile_last, sizeof w->profile_last);
 }
 
 double q_world_time(const q_world *w) { return (double)w->frame * w->def.step; }
@@ -209,9 +250,9 @@ q_world_stats q_world_get_stats(q_world *w)
     s.body_pairs = bs.pairs;
     s.manifolds = bs.manifolds;
     s.contacts = bs.contacts;
-    s.ms_broadphase = bs.ms_broadphase;
-    s.ms_narrowphase = bs.ms_narrowphase;
-    s.ms_solver = bs.ms_solver;
+    s.ms_broadphase = w->profile_last[Q_PROFILE_BROADPHASE];
+    s.ms_narrowphase = w->profile_last[Q_PROFILE_NARROWPHASE];
+    s.ms_solver = w->profile_last[Q_PROFILE_SOLVER];
     s.broadphase_chunks = ps.broadphase_chunks;
     s.broadphase_bytes = ps.broadphase_bytes;
     s.cached_chunks = ps.cached_chunks;

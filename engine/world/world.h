@@ -116,6 +116,37 @@ double q_world_accumulator(const q_world *w);
 /* Digest of the voxels, the bodies and the clock: equal runs give equal values. */
 uint64_t q_world_hash(const q_world *w);
 
+/* ---- frame profile ----
+ *
+ * Wall-clock milliseconds per subsystem over one frame, a frame being the
+ * time from the end of one q_world_step call to the end of the next (one
+ * call per rendered frame, as the host's examples make). Stages inside a
+ * step are summed over the steps of the call. Timers are read once per
+ * stage or per call, never per item, and nothing simulated depends on them. */
+typedef enum q_profile_stage {
+    Q_PROFILE_STEP,        /* whole q_world_step calls */
+    Q_PROFILE_BROADPHASE,  /* body stages (physics/bodies.h), inside steps */
+    Q_PROFILE_NARROWPHASE,
+    Q_PROFILE_SOLVER,
+    Q_PROFILE_FRACTURE,    /* q_body_shatter: brittle breaks in steps and scripts' shatters */
+    Q_PROFILE_DETACH,      /* q_world_detach_islands: auto_detach in steps and calls */
+    Q_PROFILE_EDIT,        /* terrain edits; also the broadphase catching up with them in steps */
+    Q_PROFILE_RAYCAST,     /* ray queries */
+    Q_PROFILE_MESH,        /* render chunk meshes, baking and clipmap LOD work on the caller's thread */
+    Q_PROFILE_CALLS,       /* scripts' engine calls, whole (the part of a frame that is not script) */
+    Q_PROFILE_COUNT
+} q_profile_stage;
+/* Milliseconds since an arbitrary start (CLOCK_MONOTONIC). */
+double q_profile_now(void);
+/* Adds ms to the frame in progress; for callers outside the engine (bindings,
+ * the renderer) that time the work they hand it. */
+void q_world_profile_add(q_world *w, q_profile_stage stage, double ms);
+/* Adds the time since t0 (q_profile_now) to stage and to Q_PROFILE_CALLS:
+ * for bindings timing an engine call a script made. */
+void q_world_profile_call(q_world *w, q_profile_stage stage, double t0);
+/* The last completed frame's milliseconds per stage (out[Q_PROFILE_COUNT]). */
+void q_world_profile(const q_world *w, double out[Q_PROFILE_COUNT]);
+
 typedef struct q_world_stats {
     size_t chunks;       /* stored voxel chunks */
     size_t dense_chunks; /* of which with per-voxel memory */
@@ -123,7 +154,7 @@ typedef struct q_world_stats {
     size_t memory;       /* everything the world holds */
     size_t bodies, awake;
     size_t body_pairs, manifolds, contacts; /* of the last step */
-    double ms_broadphase, ms_narrowphase, ms_solver; /* last step's body stages */
+    double ms_broadphase, ms_narrowphase, ms_solver; /* body stages over the last frame (q_world_profile) */
     size_t broadphase_chunks, broadphase_bytes; /* terrain physics */
     size_t cached_chunks, cache_bytes, triangles, kd_nodes;
     size_t gridsort_batches;

@@ -22,6 +22,9 @@ struct q_world {
     struct q_clipmap *clipmap; /* LOD state, made on first use (mesh/clipmap.h) */
     uint64_t frame;
     double accumulator;
+    double profile[Q_PROFILE_COUNT];      /* frame in progress (world.h, frame profile) */
+    double profile_last[Q_PROFILE_COUNT]; /* last completed frame */
+    bool stepping;                        /* inside q_world_step */
 };
 
 /* detach.c: one auto_detach pass inside a step. */
