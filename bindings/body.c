@@ -597,6 +597,15 @@ static void call_handlers(lua_State *L, int world_idx, q_handle wh, const char *
     lua_settop(L, args - 1);
 }
 
+/* Pushes a Lua-owned copy of n elements of size bytes (src may be NULL when n is 0). */
+static void *copy_to_lua(lua_State *L, const void *src, size_t n, size_t size)
+{
+    void *dst = lua_newuserdatauv(L, n ? n * size : 1, 0);
+    if (n)
+        memcpy(dst, src, n * size);
+    return dst;
+}
+
 void ql_dispatch_events(lua_State *L, int world_idx)
 {
     world_idx = lua_absindex(L, world_idx);
@@ -612,15 +621,13 @@ void ql_dispatch_events(lua_State *L, int world_idx)
     size_t ns = q_world_shatters(w, &shat, &frags);
     size_t nf = ns ? shat[ns - 1].first + shat[ns - 1].count : 0;
     size_t nd = q_world_detached(w, &det);
+    if (nc + ns + nd == 0)
+        return;
     int top = lua_gettop(L);
-    q_contact_event *ev = lua_newuserdatauv(L, (nc ? nc : 1) * sizeof *ev, 0);
-    q_shatter_event *sh = lua_newuserdatauv(L, (ns ? ns : 1) * sizeof *sh, 0);
-    q_handle *fr = lua_newuserdatauv(L, (nf ? nf : 1) * sizeof *fr, 0);
-    q_handle *de = lua_newuserdatauv(L, (nd ? nd : 1) * sizeof *de, 0);
-    memcpy(ev, src, nc * sizeof *ev);
-    memcpy(sh, shat, ns * sizeof *sh);
-    memcpy(fr, frags, nf * sizeof *fr);
-    memcpy(de, det, nd * sizeof *de);
+    q_contact_event *ev = copy_to_lua(L, src, nc, sizeof *ev);
+    q_shatter_event *sh = copy_to_lua(L, shat, ns, sizeof *sh);
+    q_handle *fr = copy_to_lua(L, frags, nf, sizeof *fr);
+    q_handle *de = copy_to_lua(L, det, nd, sizeof *de);
 
     dispatch_contacts(L, world_idx, wh, ev, nc);
     for (size_t i = 0; i < ns && q_world_lookup(wh); i++) {
@@ -975,7 +982,7 @@ void ql_push_overlap_bodies(lua_State *L, int world_idx, int opts_idx, const dou
     char err[256];
     q_collider *c = half ? q_collider_box(half, err, sizeof err) : q_collider_sphere(radius, err, sizeof err);
     if (!c)
-        luaL_error(L, "overlap: %s", err);
+        luaL_argerror(L, opts_idx - 1, err); /* the radius or half extents */
     q_xform x = {{center[0], center[1], center[2]}, {0, 0, 0, 1}};
     size_t n = q_bodies_overlap(b, c, &x, found, cap);
     q_collider_free(c);

@@ -124,7 +124,8 @@ size_t ql_raycast_bodies(lua_State *L, int world_idx, int opts_idx, const double
 void ql_push_body_hit(lua_State *L, int world_idx, const double origin[3], const double dir[3],
                       const ql_body_hit *h);
 /* Pushes the array of bodies overlapping a sphere (half NULL) or a box of
- * half extents half, less opts.ignore. */
+ * half extents half, less opts.ignore; a size the engine refuses is an
+ * error against argument opts_idx - 1. */
 void ql_push_overlap_bodies(lua_State *L, int world_idx, int opts_idx, const double center[3], double radius,
                             const double *half);
 
