@@ -482,7 +482,7 @@ function World:bodies() end
 ---@param at? quarry.Point world point (centre of mass)
 function Body:apply_impulse(impulse, at) end
 
----@param force quarry.Point N, through the next step
+---@param force quarry.Point N, through every fixed step of the next world:step call
 ---@param at? quarry.Point
 function Body:apply_force(force, at) end
 
