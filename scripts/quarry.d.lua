@@ -486,7 +486,7 @@ function Body:apply_impulse(impulse, at) end
 ---@param at? quarry.Point
 function Body:apply_force(force, at) end
 
----@param torque quarry.Point N m
+---@param torque quarry.Point N m, through every fixed step of the next world:step call
 function Body:apply_torque(torque) end
 
 ---@return Mesh world-space triangles
