@@ -13,7 +13,8 @@
 --                 (or hold Q / E / R / F) to look, clicks act under the cursor
 --   Left click    use the brush in the current mode
 --   Right click   the other of add / carve; in paint mode or with the paint
---                 brush it picks the material under the cursor
+--                 brush it picks the material under the cursor; with the
+--                 smooth brush it smooths at full strength
 --   G             next brush: ball, block, cylinder, smooth, paint
 --   M             next mode: add, carve, paint (for ball, block, cylinder)
 --   Wheel, [ ]    brush size (1..16 voxels)
@@ -56,7 +57,8 @@ local function save_path() return rawget(_G, "sandbox_save_path") or "sandbox.wo
 local HELP = {
   "Move   W A S D fly, Space / C up / down, hold Shift: faster",
   "Look   Tab captures the mouse; or drag with the middle button, or Q E R F",
-  "Edit   left click: brush in the current mode; right click: add <-> carve, or pick a material",
+  "Edit   left click: brush in the current mode; right click: add <-> carve, pick a material",
+  "       (paint mode or paint brush), smooth harder (smooth brush)",
   "       G brush (ball, block, cylinder, smooth, paint)   M mode (add, carve, paint)",
   "       wheel or [ ] brush size   1-9, 0 material   , / . previous / next material",
   "       Ctrl+Z undo   Ctrl+Y or Ctrl+Shift+Z redo",
@@ -269,6 +271,9 @@ end
 function quarry.update(dt)
   world:step(dt)
   frames = frames + 1
+  -- Modifiers seen through keypressed count until the next frame only (a
+  -- release the window missed cannot stick); held keys are read with is_down.
+  held = {}
 
   local f = forward()
   local right = quarry.vec3(-math.sin(camera.yaw), 0, math.cos(camera.yaw))
