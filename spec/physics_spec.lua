@@ -275,3 +275,23 @@ describe("world:raycast_batch", function()
     assert.is_true(hits > 1000)
   end)
 end)
+
+describe("queries with huge finite input", function()
+  -- found by the body bindings' fuzzing: the query box's chunk range was
+  -- walked chunk by chunk (radius 1e4 took seconds, 1e300 never returned),
+  -- and a ray from 1e300 overflowed the chunk index (UBSan)
+  it("answer at once and exactly", function()
+    local w = quarry.world.new{}
+    w.terrain:generate{kind = "hills", size = {64, 32, 64}}
+    local _, solid, water = w:overlap_sphere({32, 16, 32}, 1e11)
+    assert.is_true(solid)
+    assert.is_false(water)
+    _, solid = w:overlap_box({32, 16, 32}, {1e11, 1e11, 1e11})
+    assert.is_true(solid)
+    _, solid = w:overlap_sphere({1e300, 0, 0}, 5)
+    assert.is_false(solid)
+    assert.is_nil(w:raycast({1e300, 1e300, 1}, {0, -1, 0}, 100))
+    assert.are.equal(0, #w:raycast_all({1e300, 1e300, 1}, {0, -1, 0}, 100))
+    assert.is_truthy(w:raycast({32, 1e3, 32}, {0, -1, 0}, 2e3), "an ordinary ray still hits")
+  end)
+end)

@@ -93,6 +93,36 @@ static void init_luts(void)
         }
 }
 
+/* The masks of one stored chunk against the voxel range [vmin, vmax]. */
+static void test_entry(const q_terrain_physics *p, const q_bp_entry *e, const int64_t vmin[3], const int64_t vmax[3],
+                       q_overlap *r)
+{
+    int lo[3], hi[3];
+    const int64_t c[3] = {e->cx, e->cy, e->cz};
+    for (int a = 0; a < 3; a++) {
+        int64_t base = c[a] * Q_PHYS_CHUNK;
+        lo[a] = (int)(vmin[a] > base ? vmin[a] - base : 0);
+        hi[a] = (int)(vmax[a] < base + 7 ? vmax[a] - base : 7);
+    }
+    uint64_t mask = LUT_X[lo[0]][hi[0]] & LUT_Z[lo[2]][hi[2]];
+    for (int kind = 0; kind < 2; kind++) {
+        uint8_t tag = kind == 0 ? e->solid_tag : e->water_tag;
+        bool *flag = kind == 0 ? &r->solid : &r->water;
+        if (*flag || tag == Q_BP_NONE)
+            continue;
+        if (tag == Q_BP_FULL) {
+            *flag = true;
+            continue;
+        }
+        const uint64_t *words = p->pool[kind].slots.data[e->slot[kind]].bits;
+        for (int y = lo[1]; y <= hi[1]; y++)
+            if (words[y] & mask) {
+                *flag = true;
+                break;
+            }
+    }
+}
+
 q_overlap q_terrain_physics_broadphase(q_terrain_physics *p, const double min[3], const double max[3])
 {
     q_overlap r = {false, false};
@@ -107,36 +137,25 @@ q_overlap q_terrain_physics_broadphase(q_terrain_physics *p, const double min[3]
         vmin[a] = (int64_t)fmax(lo, -Q_PHYS_LIMIT);
         vmax[a] = (int64_t)fmin(hi, Q_PHYS_LIMIT - 1);
     }
+    /* A box spanning more chunks than are stored walks the stored entries
+     * instead (a huge box must not mean a huge loop). */
+    double span = (double)((vmax[0] >> 3) - (vmin[0] >> 3) + 1) * (double)((vmax[1] >> 3) - (vmin[1] >> 3) + 1) *
+                  (double)((vmax[2] >> 3) - (vmin[2] >> 3) + 1);
+    if (span > (double)p->bp.count) {
+        for (size_t i = 0; i < p->bp.count && !(r.solid && r.water); i++) {
+            const q_bp_entry *e = &p->bp.data[i];
+            if (e->cx >= vmin[0] >> 3 && e->cx <= vmax[0] >> 3 && e->cy >= vmin[1] >> 3 && e->cy <= vmax[1] >> 3 &&
+                e->cz >= vmin[2] >> 3 && e->cz <= vmax[2] >> 3)
+                test_entry(p, e, vmin, vmax, &r);
+        }
+        return r;
+    }
     for (int64_t cz = vmin[2] >> 3; cz <= vmax[2] >> 3; cz++)
         for (int64_t cy = vmin[1] >> 3; cy <= vmax[1] >> 3; cy++)
             for (int64_t cx = vmin[0] >> 3; cx <= vmax[0] >> 3; cx++) {
                 const q_bp_entry *e = q_bp_find(p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
-                if (!e)
-                    continue;
-                int lo[3], hi[3];
-                const int64_t c[3] = {cx, cy, cz};
-                for (int a = 0; a < 3; a++) {
-                    int64_t base = c[a] * Q_PHYS_CHUNK;
-                    lo[a] = (int)(vmin[a] > base ? vmin[a] - base : 0);
-                    hi[a] = (int)(vmax[a] < base + 7 ? vmax[a] - base : 7);
-                }
-                uint64_t mask = LUT_X[lo[0]][hi[0]] & LUT_Z[lo[2]][hi[2]];
-                for (int kind = 0; kind < 2; kind++) {
-                    uint8_t tag = kind == 0 ? e->solid_tag : e->water_tag;
-                    bool *flag = kind == 0 ? &r.solid : &r.water;
-                    if (*flag || tag == Q_BP_NONE)
-                        continue;
-                    if (tag == Q_BP_FULL) {
-                        *flag = true;
-                        continue;
-                    }
-                    const uint64_t *words = p->pool[kind].slots.data[e->slot[kind]].bits;
-                    for (int y = lo[1]; y <= hi[1]; y++)
-                        if (words[y] & mask) {
-                            *flag = true;
-                            break;
-                        }
-                }
+                if (e)
+                    test_entry(p, e, vmin, vmax, &r);
                 if (r.solid && r.water)
                     return r;
             }

@@ -600,6 +600,11 @@ static bool ray_setup(ray_ctx *r, q_terrain_physics *p, const double origin[3], 
     for (int k = 0; k < 3; k++) {
         r->o[k] = origin[k] / p->voxel_size;
         r->d[k] = dir[k] / len;
+        /* Terrain lies within +-2^24 voxels and a ray is at most 1e9 long:
+         * an origin this far out reaches nothing (and its chunk index
+         * would not fit an integer). */
+        if (fabs(r->o[k]) > 1e12)
+            return false;
     }
     r->maxd = fmin(max_distance, 1e9);
     r->flags = flags;
@@ -952,6 +957,23 @@ static bool point_inside(q_terrain_physics *p, const double pos[3], int s)
     return sum >= 0.5;
 }
 
+/* One stored chunk of an overlap query; false when out of memory (the
+ * caller then answers with the broadphase). */
+static bool overlap_chunk(q_terrain_physics *p, const q_bp_entry *b, const shape_query *q, q_overlap bp,
+                          q_overlap *r)
+{
+    if ((r->solid || b->solid_tag != Q_BP_MASK) && (r->water || b->water_tag != Q_BP_MASK))
+        return true;
+    q_cache_entry *e = cache_get(p, b->cx, b->cy, b->cz);
+    if (!e)
+        return false;
+    if (!r->solid && b->solid_tag == Q_BP_MASK)
+        r->solid = shape_hits_triangles(p, e, 0, q);
+    if (!r->water && b->water_tag == Q_BP_MASK && bp.water)
+        r->water = shape_hits_triangles(p, e, 1, q);
+    return true;
+}
+
 static q_overlap overlap_shape(q_terrain_physics *p, const shape_query *q)
 {
     q_overlap r = {false, false};
@@ -969,8 +991,21 @@ static q_overlap overlap_shape(q_terrain_physics *p, const shape_query *q)
     double vs = p->voxel_size;
     int64_t cmin[3], cmax[3];
     for (int k = 0; k < 3; k++) {
-        cmin[k] = (int64_t)floor(mn[k] / vs / Q_PHYS_CHUNK - 1.0 / 16);
-        cmax[k] = (int64_t)floor(mx[k] / vs / Q_PHYS_CHUNK + 1.0 / 16);
+        double lim = (k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK;
+        cmin[k] = (int64_t)fmax(-lim, floor(mn[k] / vs / Q_PHYS_CHUNK - 1.0 / 16));
+        cmax[k] = (int64_t)fmin(lim, floor(mx[k] / vs / Q_PHYS_CHUNK + 1.0 / 16));
+    }
+    /* A box spanning more chunks than are stored walks the stored entries
+     * instead (a huge radius must not mean a huge loop). */
+    double span = (double)(cmax[0] - cmin[0] + 1) * (double)(cmax[1] - cmin[1] + 1) * (double)(cmax[2] - cmin[2] + 1);
+    if (span > (double)p->bp.count) {
+        for (size_t i = 0; i < p->bp.count && !(r.solid && r.water); i++) {
+            const q_bp_entry *b = &p->bp.data[i];
+            if (b->cx >= cmin[0] && b->cx <= cmax[0] && b->cy >= cmin[1] && b->cy <= cmax[1] && b->cz >= cmin[2] &&
+                b->cz <= cmax[2] && !overlap_chunk(p, b, q, bp, &r))
+                return bp;
+        }
+        return r;
     }
     for (int64_t cz = cmin[2]; cz <= cmax[2]; cz++)
         for (int64_t cy = cmin[1]; cy <= cmax[1]; cy++)
@@ -978,15 +1013,8 @@ static q_overlap overlap_shape(q_terrain_physics *p, const shape_query *q)
                 if (r.solid && r.water)
                     return r;
                 const q_bp_entry *b = q_bp_find(p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
-                if (!b || ((r.solid || b->solid_tag != Q_BP_MASK) && (r.water || b->water_tag != Q_BP_MASK)))
-                    continue;
-                q_cache_entry *e = cache_get(p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
-                if (!e)
-                    return bp; /* out of memory: answer conservatively */
-                if (!r.solid && b->solid_tag == Q_BP_MASK)
-                    r.solid = shape_hits_triangles(p, e, 0, q);
-                if (!r.water && b->water_tag == Q_BP_MASK && bp.water)
-                    r.water = shape_hits_triangles(p, e, 1, q);
+                if (b && !overlap_chunk(p, b, q, bp, &r))
+                    return bp;
             }
     return r;
 }
