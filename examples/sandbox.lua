@@ -26,6 +26,8 @@
 --   F5 / F9       save the world to sandbox.world / load it back
 --   F2 wireframe  F3 contact points  F4 chunk boxes  F6 LOD levels
 --   F7 world stats (physics, broadphase, kD trees, journal)
+--   F8 broadphase probe: the cells near the cursor the bit broadphase
+--      reports as touching terrain
 --   F12 screenshot (sandbox-N.png)   Esc quit
 --
 -- The world detaches what is cut loose: a lump whose last support is dug
@@ -64,7 +66,8 @@ local HELP = {
   "       Ctrl+Z undo   Ctrl+Y or Ctrl+Shift+Z redo",
   "Bodies B drop a box, N drop a ball, K shatter the body under the cursor, X remove all",
   "World  F5 save to sandbox.world, F9 load it",
-  "Views  F2 wireframe, F3 contacts, F4 chunk boxes, F6 LOD levels, F7 world stats",
+  "Views  F2 wireframe, F3 contacts, F4 chunk boxes, F6 LOD levels, F7 world stats,",
+  "       F8 broadphase probe (cells near the cursor the bit broadphase reports)",
   "       H or F1 this help, F12 screenshot, Esc quit",
 }
 
@@ -79,6 +82,7 @@ local function defaults()
   status = status or ""              -- last action, shown in the HUD
   show_help = show_help or false
   show_stats = show_stats or false
+  probe = probe or false             -- F8: the broadphase probe around the cursor
   lod_view = lod_view or false
   held = held or {}                  -- modifier keys seen down (keypressed / keyreleased)
 end
@@ -311,6 +315,29 @@ local function text(s, row, color)
   g.text(s, 10, 10 + 22 * row, {color = color, scale = 1.5})
 end
 
+-- The broadphase probe (F8): the voxel cells within PROBE of the terrain
+-- point under the cursor that the bit broadphase reports as touching terrain
+-- (world:overlap_box with exact = false, which grows the cell by a voxel):
+-- a band a few voxels thick round the surface, the conservative answer the
+-- physics narrows down with the cached meshes and kD trees. Returns the
+-- cells as a list of centres, drawn as small crosses.
+local PROBE = 4
+local function probe_cells(p)
+  local cells = {}
+  local bx, by, bz = math.floor(p.x), math.floor(p.y), math.floor(p.z)
+  local half = {0.45, 0.45, 0.45}
+  for z = bz - PROBE, bz + PROBE do
+    for y = by - PROBE, by + PROBE do
+      for x = bx - PROBE, bx + PROBE do
+        local c = quarry.vec3(x + 0.5, y + 0.5, z + 0.5)
+        local _, touches = world:overlap_box(c, half, {exact = false, bodies = false})
+        if touches then cells[#cells + 1] = c end
+      end
+    end
+  end
+  return cells
+end
+
 -- "ms_x 0.12" for every timing world:stats() reports, sorted by name.
 local function timings(ws)
   local names = {}
@@ -331,6 +358,10 @@ function quarry.draw()
   local origin, dir = g.screen_ray(aim_point(mx, my))
   local hit = world:raycast(origin, dir, REACH, {bodies = false})
   if hit then cross(hit.position, brush, {1, 0.9, 0.2}) end
+  if probe and hit then
+    probed = probe_cells(hit.position)
+    for _, c in ipairs(probed) do cross(c, 0.15, {0.2, 0.4, 1}) end
+  end
   if quarry.mouse.is_captured() then
     local w, h = g.size()
     g.text("+", w / 2 - 5, h / 2 - 9)
@@ -440,6 +471,9 @@ function quarry.keypressed(k)
     toggle("lod", "LOD levels")
   elseif k == "f7" then
     show_stats = not show_stats
+  elseif k == "f8" then
+    probe = not probe
+    status = "broadphase probe " .. (probe and "on" or "off")
   elseif k == "f5" then
     save_world()
   elseif k == "f9" then

@@ -139,9 +139,25 @@ steps[3] = function()
   press("f1") local h2 = show_help
   press("f1") local h3 = show_help
   log("help", h1, h2, h3)
+  press("f8") -- the probe runs in this frame's draw
 end
 
 steps[4] = function()
+  -- probe: every cell of the lattice whose centre is solid must be reported
+  -- (the broadphase is conservative), and not every cell is
+  local p = centre_hit().position
+  local set, missing = {}, 0
+  for _, c in ipairs(probed or {}) do set[string.format("%d %d %d", c.x - 0.5, c.y - 0.5, c.z - 0.5)] = true end
+  for z = math.floor(p.z) - 4, math.floor(p.z) + 4 do
+    for y = math.floor(p.y) - 4, math.floor(p.y) + 4 do
+      for x = math.floor(p.x) - 4, math.floor(p.x) + 4 do
+        if world.terrain:is_solid{x + 0.5, y + 0.5, z + 0.5} and not set[string.format("%d %d %d", x, y, z)] then
+          missing = missing + 1
+        end
+      end
+    end
+  end
+  log("probe", #(probed or {}) > 0, #(probed or {}) < 9 * 9 * 9, missing)
   local o, d = centre_ray()
   local b = world:spawn{shape = "box", size = {2, 2, 2}, material = "glass", position = o + d * 5}
   local mass = b.mass
@@ -227,6 +243,7 @@ describe("examples/sandbox.lua", function()
       "materials 10 11 1 11",
       "debug true true true true",
       "help true false true",
+      "probe true true 0",
       "shatter shattered a glass body into N pieces false true true",
       "shatter nothing no body under the cursor",
       "load true true true 1 true false",
