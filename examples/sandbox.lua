@@ -383,9 +383,10 @@ function quarry.draw()
                        "kD trees %d nodes in %d cached chunks, %d triangles",
                        ws.memory / 1048576, ws.chunks, ws.dense_chunks, ws.broadphase_chunks,
                        ws.broadphase_bytes / 1024, ws.kd_nodes, ws.cached_chunks, ws.triangles), row)
-    text(string.format("step: %d pairs, %d manifolds, %d contacts | ms %s | journal %d undo %d redo %.0f KiB",
-                       ws.pairs, ws.manifolds, ws.contacts, timings(ws), j.undo, j.redo, j.bytes / 1024), row + 1)
-    row = row + 2
+    text(string.format("step: %d pairs, %d manifolds, %d contacts | journal: %d undo, %d redo, %.0f KiB",
+                       ws.pairs, ws.manifolds, ws.contacts, j.undo, j.redo, j.bytes / 1024), row + 1)
+    text("ms: " .. timings(ws), row + 2)
+    row = row + 3
   end
   if show_help then
     for _, line in ipairs(HELP) do
