@@ -115,6 +115,38 @@ static size_t read_indices(lua_State *L, int idx, size_t nvert, uint32_t **out)
     return count;
 }
 
+/* quarry.mesh.box(size): size a number (a cube) or full extents {x, y, z}. */
+static int mesh_box(lua_State *L)
+{
+    double size[3];
+    if (lua_type(L, 1) == LUA_TNUMBER) {
+        size[0] = size[1] = size[2] = ql_check_positive(L, 1, "size");
+    } else {
+        ql_check_vec3(L, 1, size);
+        for (int k = 0; k < 3; k++)
+            if (!(size[k] > 0))
+                return luaL_argerror(L, 1, lua_pushfstring(L, "size must be > 0 on every axis, got %f", size[k]));
+    }
+    q_mesh *m = q_mesh_box(size);
+    if (!m)
+        return luaL_error(L, "out of memory");
+    ql_push_mesh(L, m);
+    return 1;
+}
+
+/* quarry.mesh.sphere(radius [, detail = 3]): an icosphere of 20 * 4^detail
+ * triangles (detail 0..7). */
+static int mesh_sphere(lua_State *L)
+{
+    double r = ql_check_positive(L, 1, "radius");
+    int detail = lua_isnoneornil(L, 2) ? 3 : (int)ql_check_int_range(L, 2, 0, 7, "detail");
+    q_mesh *m = q_mesh_sphere(r, detail);
+    if (!m)
+        return luaL_error(L, "out of memory");
+    ql_push_mesh(L, m);
+    return 1;
+}
+
 static int mesh_new(lua_State *L)
 {
     static const char *const fields[] = {"vertices", "indices", NULL};
@@ -382,7 +414,8 @@ int ql_open_mesh(lua_State *L)
                                        {NULL, NULL}};
     static const luaL_Reg meta[] = {{"__gc", mesh_gc}, {"__tostring", mesh_tostring}, {NULL, NULL}};
     ql_new_class(L, QL_MESH, methods, meta);
-    static const luaL_Reg funcs[] = {{"new", mesh_new}, {"load", mesh_load}, {NULL, NULL}};
+    static const luaL_Reg funcs[] = {
+        {"new", mesh_new}, {"load", mesh_load}, {"box", mesh_box}, {"sphere", mesh_sphere}, {NULL, NULL}};
     luaL_newlib(L, funcs);
     return 1;
 }

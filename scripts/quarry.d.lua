@@ -517,6 +517,17 @@ quarry.mesh = {}
 ---@return Mesh
 function quarry.mesh.new(def) end
 
+---A closed box centred on the origin, full extents size (or a cube).
+---@param size number|quarry.Point
+---@return Mesh
+function quarry.mesh.box(size) end
+
+---A closed icosphere: 20 * 4^detail triangles (detail 0..7, default 3).
+---@param radius number
+---@param detail? integer
+---@return Mesh
+function quarry.mesh.sphere(radius, detail) end
+
 ---OBJ, OFF, STL, PLY, glTF.
 ---@param path string
 ---@param opts? {merge?: number}

@@ -251,3 +251,44 @@ describe("Mesh values", function()
     end
   end)
 end)
+
+describe("quarry.mesh.box and quarry.mesh.sphere", function()
+  it("a box has the volume and area of its extents, closed, facing out", function()
+    local b = quarry.mesh.box({2, 3, 4})
+    assert.are.equal(12, b:triangle_count())
+    assert.are.equal(24, b:volume())
+    assert.are.equal(2 * (6 + 8 + 12), b:area())
+    assert.is_true(b:is_closed())
+    local lo, hi = b:bounds()
+    assert.are.equal(-1, lo.x)
+    assert.are.equal(2, hi.z)
+    assert.are.equal(1, quarry.mesh.box(1):volume())
+  end)
+
+  it("a sphere's vertices lie on it and its volume approaches 4/3 pi r^3 from below", function()
+    local exact = 4 / 3 * math.pi * 8
+    local last = 0
+    for detail = 0, 5 do
+      local s = quarry.mesh.sphere(2, detail)
+      assert.are.equal(20 * 4 ^ detail, s:triangle_count())
+      assert.is_true(s:is_closed())
+      for _, v in ipairs(s:vertices()) do
+        assert.is_true(math.abs(v:length() - 2) < 1e-6)
+      end
+      local vol = s:volume()
+      assert.is_true(vol > last and vol < exact, ("detail %d: volume %g"):format(detail, vol))
+      last = vol
+    end
+    assert.is_true(math.abs(last - exact) / exact < 1e-3)
+    assert.are.equal(1280, quarry.mesh.sphere(1):triangle_count()) -- detail 3 by default
+  end)
+
+  it("checks its arguments", function()
+    assert.has_error(function() quarry.mesh.box(-1) end)
+    assert.has_error(function() quarry.mesh.box({1, 0, 1}) end)
+    assert.has_error(function() quarry.mesh.box({1, 0 / 0, 1}) end)
+    assert.has_error(function() quarry.mesh.sphere(0) end)
+    assert.has_error(function() quarry.mesh.sphere(1, 8) end)
+    assert.has_error(function() quarry.mesh.sphere(1, 1.5) end)
+  end)
+end)

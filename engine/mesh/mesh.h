@@ -27,6 +27,13 @@ typedef struct q_mesh {
 q_mesh *q_mesh_create(size_t vertices, size_t indices, bool normals, bool materials);
 void q_mesh_destroy(q_mesh *m);
 
+/* Closed primitives centred on the origin (primitives.c), counter-clockwise
+ * from outside, welded. A box of full extents size (12 triangles); a sphere
+ * of the given radius, an icosahedron split detail times (20 * 4^detail
+ * triangles; detail 0..7). NULL when out of memory. */
+q_mesh *q_mesh_box(const double size[3]);
+q_mesh *q_mesh_sphere(double radius, int detail);
+
 /* Axis-aligned bounds; false for a mesh without vertices. */
 bool q_mesh_bounds(const q_mesh *m, double min[3], double max[3]);
 /* Signed volume by the divergence theorem (positive for a closed mesh wound
