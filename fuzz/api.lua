@@ -4,16 +4,24 @@
 -- with random arguments: wrong types, NaN, inf, huge and negative numbers,
 -- integers at the limits, odd strings, tables with wrong fields, userdata of
 -- the wrong class, destroyed worlds and their terrain, and functions that
--- call back into the API. Every call must return or raise a Lua error with
--- a string message; anything else (a crash, a sanitizer report) ends the
--- process, which the caller sees.
+-- call back into the API. Rigid bodies get targets of their own, drawn 3
+-- times as often (body_targets): spawns from valid definitions with some
+-- fields fuzzed, fuzzed property sets and reads, impulses, shatter and
+-- detach_islands options, shapecasts, world:on handlers (and on_contact)
+-- that raise, destroy their bodies or the world, step from inside the step,
+-- spawn, shatter or write NaN; Body methods get live, destroyed, shattered
+-- and foreign bodies. Every call must return or raise a Lua error with a
+-- string message, and after every call the world's bodies must be valid,
+-- finite and as many as world:stats().bodies; anything else (a crash, a
+-- sanitizer report) ends the process, which the caller sees.
 --
 --   lua5.4 fuzz/api.lua [--seed N] [--calls N] [--seconds S] [--verbose]
 --
 -- quarry.so is found through QUARRY_BUILD (default build). Deterministic for
 -- a seed and a call count. Prints one summary line:
 --   api fuzz: seed S, N calls (E errors, R returns) over F functions of C classes,
---   slowest 0.012 s (World:raycast_batch), W files written in the sandbox
+--   slowest 0.012 s (World:raycast_batch), W files written in the sandbox,
+--   B body calls, up to N bodies
 --
 -- Fuzzed arguments reach functions that write files (World:save, Mesh:save,
 -- and whatever lands next) as paths: "-1", "-inf", "../../etc/passwd". So
@@ -47,12 +55,17 @@ if not sandbox then
   local script = [[
 build=$1 lua=$2 script=$3
 shift 3
+# Under `make sanitize` LD_PRELOAD holds the ASan runtime: mktemp leaks and
+# exits 86 (its report lost with its closed stderr), so the tools here run
+# without it and only the fuzzer gets it back.
+preload=${LD_PRELOAD:-}
+unset LD_PRELOAD
 root=$(mktemp -d "${TMPDIR:-/tmp}/quarry-apifuzz.XXXXXX") || exit 70
 trap 'rm -rf "$root"' EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 mkdir -p "$root/run/a/b" && cd "$root/run/a/b" || exit 70
-QUARRY_FUZZ_SANDBOX=$root QUARRY_BUILD=$build "$lua" "$script" "$@"
+LD_PRELOAD=$preload QUARRY_FUZZ_SANDBOX=$root QUARRY_BUILD=$build "$lua" "$script" "$@"
 ]]
   local ok, how, code = os.execute(table.concat({"sh -c", shell_quote(script), "quarry-apifuzz",
     shell_quote(absolute(os.getenv("QUARRY_BUILD") or "build")), shell_quote(lua),
@@ -147,36 +160,101 @@ local numbers = {0, -0.0, 1, -1, 2, 3, 0.5, -0.5, 7, 1e-300, -1e-300, 1e6, -1e6,
 local small = {0, 1, 2, 3, 4, 5, 8, 0.25, 1.5}
 local strings = {"", "rock", "air", "water", "stone", "hills", "caves", "flat", "islands",
                  "x", "\0", "\255\254", ("z"):rep(4096), "%s%s%n", "fuzz_a", "fuzz_b",
-                 "1", "nan", "inf", "../../etc/passwd"}
+                 "1", "nan", "inf", "../../etc/passwd", "sphere", "box", "capsule", "hull",
+                 "mesh", "contact", "shatter", "detach", "glass", "metal", "position", "velocity",
+                 "on_contact", "mass", "name", "static"}
 local keys = {"x", "y", "z", "w", "kind", "size", "seed", "lod", "merge", "voxel_size",
               "gravity", "step", "substeps", "threads", "physics_cache", "water_level",
               "max_hulls", "max_vertices", "concavity", "connect_dist", "anchor", "density",
               "friction", "restitution", "color", "brittle", "strength", "liquid", "name",
               "normals", "materials", "indices", "vertices", "positions", "max_distance",
               "origins", "directions", "bodies", "contacts", "bake", "trace", "mask", "axis", "resolution",
-              "min", "max", "rotation", "radius", "count", "leaf_size", "occupancy"}
+              "min", "max", "rotation", "radius", "count", "leaf_size", "occupancy",
+              -- bodies (spawn, properties, shatter, detach, shapecast)
+              "shape", "height", "points", "mesh", "position", "velocity", "angular_velocity",
+              "material", "mass", "static", "on_contact", "center", "sleeping", "at", "pieces",
+              "impulse", "gpu", "max_bodies", "auto_detach", "exact", "ignore", "terrain", "water"}
 
 local cache = {}   -- live objects made at the start and refreshed now and then
 local pick_value   -- forward
 
+-- A valid definition of a random shape (spawn and shapecast start from one,
+-- then get some fields fuzzed).
+local SHAPES = {"sphere", "box", "capsule", "hull", "mesh"}
+local BODY_MATERIALS = {"rock", "glass", "metal", "wood", "ice", "brick"}
+local function shape_def(mesh)
+  local kind = SHAPES[random(#SHAPES)]
+  if kind == "sphere" then return {shape = kind, radius = 0.2 + random() * 1.5}
+  elseif kind == "box" then return {shape = kind, size = {0.2 + random(), 0.2 + random(), 0.2 + random() * 2}}
+  elseif kind == "capsule" then return {shape = kind, radius = 0.3, height = 0.6 + random() * 2}
+  elseif kind == "hull" then
+    local pts = {}
+    for i = 1, random(4, 12) do pts[i] = {random() * 2 - 1, random() * 2 - 1, random() * 2 - 1} end
+    return {shape = kind, points = pts}
+  end
+  return {shape = kind, mesh = mesh}
+end
+
 local function fresh_objects()
-  local w = quarry.world.new{threads = 0}
+  local w = quarry.world.new{threads = 0, auto_detach = random() < 0.5}
   w.terrain:fill_ball({0, 0, 0}, 4, "rock")
   w.terrain:fill_block({6, 0, 0}, {2, 3, 2}, "brick")
+  w.terrain:fill_block({0, -4, 0}, {30, 2, 30}, "rock")
+  w.terrain:fill_ball({-8, 9, 5}, 1.5, "glass") -- an island for detach_islands
   local dead = quarry.world.new{threads = 0}
   local dead_terrain = dead.terrain
+  local dead_body = dead:spawn{shape = "sphere", radius = 1}
   dead:destroy()
   local mesh = w.terrain:mesh({-6, -6, -6}, {6, 6, 6})
   local empty_mesh = quarry.mesh.new{vertices = {}, indices = {}}
   local ok_gs, gs = pcall(quarry.gridsort.new, mesh)
+  -- bodies: one of each shape (the mesh one a small convex mesh, so the
+  -- decomposition stays quick), a static one, glass ones that break, a
+  -- destroyed one, a shattered one (stale) and one in another world
+  local small = quarry.hull{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}}
+  local bodies = {}
+  for i, kind in ipairs(SHAPES) do
+    local d = shape_def(small)
+    while d.shape ~= kind do d = shape_def(small) end
+    d.position = {i * 2 - 6, 5 + i, 0}
+    d.material = BODY_MATERIALS[random(#BODY_MATERIALS)]
+    d.velocity = {0, -random() * 20, 0}
+    bodies[#bodies + 1] = w:spawn(d)
+  end
+  bodies[#bodies + 1] = w:spawn{shape = "box", size = {3, 0.5, 3}, position = {0, 2, 4}, static = true}
+  bodies[#bodies + 1] = w:spawn{shape = "box", size = 1, position = {2, 9, 4}, material = "glass", velocity = {0, -30, 0}}
+  local dead_b = w:spawn{shape = "sphere", radius = 0.5, position = {9, 9, 9}}
+  dead_b:destroy()
+  local shattered = w:spawn{shape = "box", size = 1.5, position = {-5, 12, -5}, material = "glass"}
+  local fragments = shattered:shatter{pieces = 6}
+  for _, f in ipairs(fragments or {}) do bodies[#bodies + 1] = f end
+  local other = quarry.world.new{threads = 0}
+  local other_body = other:spawn{shape = "capsule", radius = 0.2, height = 1}
   cache = {
     world = w, terrain = w.terrain, dead = dead, dead_terrain = dead_terrain,
     mesh = mesh, empty_mesh = empty_mesh, gridsort = ok_gs and gs or nil,
     vec = quarry.vec3(1, 2, 3), quat = quarry.quat(1, 0, 0, 0),
     file = io.stdout, co = coroutine.create(function() end),
+    bodies = bodies, body = bodies[1], dead_body = dead_body, destroyed_body = dead_b,
+    shattered = shattered, other = other, other_body = other_body, small_mesh = small,
   }
 end
 fresh_objects()
+
+-- A body of the world, often one made since (fragments, spawns), or a
+-- destroyed, stale or foreign one.
+local function some_body()
+  local r = random()
+  if r < 0.6 then
+    local ok, list = pcall(cache.world.bodies, cache.world)
+    if ok and #list > 0 then return list[random(#list)] end
+    return cache.bodies[random(#cache.bodies)]
+  elseif r < 0.75 then return cache.bodies[random(#cache.bodies)]
+  elseif r < 0.85 then return cache.destroyed_body
+  elseif r < 0.9 then return cache.shattered
+  elseif r < 0.95 then return cache.dead_body
+  else return cache.other_body end
+end
 
 -- An instance of a class for `self`, or something that is not one.
 local function instance_of(cname)
@@ -186,6 +264,7 @@ local function instance_of(cname)
   }
   local key = wanted[cname]
   local r = random()
+  if cname == "quarry.Body" and r < 0.9 then return some_body() end
   if key and cache[key] and r < 0.75 then return cache[key] end
   if r < 0.85 and cname == "quarry.World" then return cache.dead end
   if r < 0.85 and cname == "quarry.Terrain" then return cache.dead_terrain end
@@ -232,12 +311,173 @@ function pick_value(level)
     end
   else
     local names = {"world", "terrain", "dead", "dead_terrain", "mesh", "empty_mesh",
-                   "gridsort", "vec", "quat", "file", "co"}
-    return cache[names[random(#names)]]
+                   "gridsort", "vec", "quat", "file", "co", "body", "body", "other"}
+    local name = names[random(#names)]
+    if name == "body" then return some_body() end
+    return cache[name]
   end
 end
 
-local stats = {calls = 0, errors = 0, returns = 0, slowest = 0, slowest_name = "", bad = {}}
+-- ---- rigid bodies: calls that start from valid input and fuzz part of it ----
+
+-- Replaces 1 to 3 fields of a valid table by random values (or removes them,
+-- or adds unknown ones), so the checks past the first field are reached.
+local function mutate(t)
+  for _ = 1, random(0, 3) do
+    local r = random()
+    if r < 0.7 then t[keys[random(#keys)]] = pick_value(1)
+    elseif r < 0.85 then
+      local fields = {}
+      for k in pairs(t) do fields[#fields + 1] = k end
+      table.sort(fields, function(a, b) return tostring(a) < tostring(b) end)
+      if #fields > 0 then t[fields[random(#fields)]] = nil end
+    else t[strings[random(#strings)]] = pick_value(1) end
+  end
+  return t
+end
+
+local PROPS = {"position", "rotation", "velocity", "angular_velocity", "name", "on_contact", "center",
+               "mass", "material", "sleeping", "static", "shape", "nope", 1, true}
+local EVENTS = {"contact", "shatter", "detach", "contact", "shatter", "detach", "collide", "", 7}
+
+-- Handlers for world:on and on_contact that misbehave: raise, destroy
+-- their arguments or the world, step the world from inside its step, spawn,
+-- shatter, or call anything.
+local function destroy_all(x)
+  if type(x) == "table" then for _, v in ipairs(x) do destroy_all(v) end
+  elseif type(x) == "userdata" then pcall(function() if x:valid() then x:destroy() end end) end
+end
+local nested_steps = 0
+local function bad_handler()
+  local w = cache.world
+  local r = random(8)
+  if r == 1 then return function() error("handler raised") end
+  elseif r == 2 then return function(...) for i = 1, select("#", ...) do destroy_all((select(i, ...))) end end
+  elseif r == 3 then return function() if random() < 0.2 then w:destroy() end end
+  elseif r == 4 then
+    -- a step inside the step's own events (at most 2 deep: deeper, each
+    -- level's new contacts step again until Lua's C stack runs out, which
+    -- is a clean error but takes seconds with thousands of fragments)
+    return function()
+      -- (and not with hundreds of fragments: a 4096-piece shatter makes a
+      -- step take seconds, which is cost, not a fault)
+      local ok_n, n = pcall(function() return w:stats().bodies end)
+      if nested_steps < 2 and ok_n and n <= 400 then
+        nested_steps = nested_steps + 1
+        local ok, err = pcall(w.step, w, 1 / 60)
+        nested_steps = nested_steps - 1
+        if not ok then error(err, 0) end
+      end
+    end
+  elseif r == 5 then return function() w:spawn(shape_def(cache.small_mesh)) end
+  elseif r == 6 then
+    return function(a, b)
+      for _, x in ipairs{a, b} do
+        if type(x) == "userdata" then pcall(x.shatter, x, {pieces = random(1, 8)}) end
+      end
+    end
+  elseif r == 7 then return function(a) if type(a) == "userdata" then a.position = {0 / 0, 0, 0} end end
+  end
+  return pick_value(0) -- a function that calls a random target, or not a function at all
+end
+
+local body_targets = {
+  {name = "World:spawn{fuzzed}", f = function()
+     local def = shape_def(random() < 0.5 and cache.small_mesh or cache.mesh)
+     def.position = {random() * 20 - 10, random() * 10, random() * 20 - 10}
+     def.velocity = {0, -random() * 10, 0}
+     def.material = BODY_MATERIALS[random(#BODY_MATERIALS)]
+     if def.shape == "mesh" and def.mesh == cache.mesh and random() < 0.8 then def.mesh = cache.small_mesh end
+     local w = random() < 0.9 and cache.world or cache.dead
+     return w:spawn(mutate(def))
+   end},
+  {name = "Body.property = fuzzed", f = function()
+     local b = some_body()
+     b[PROPS[random(#PROPS)]] = random() < 0.3 and bad_handler() or pick_value(0)
+   end},
+  {name = "Body.property", f = function()
+     local b = some_body()
+     return b[PROPS[random(#PROPS)]]
+   end},
+  {name = "Body:apply_*(fuzzed)", f = function()
+     local b = some_body()
+     local m = ({"apply_impulse", "apply_force", "apply_torque"})[random(3)]
+     return b[m](b, random() < 0.5 and vec_like() or pick_value(0), random() < 0.5 and vec_like() or pick_value(0))
+   end},
+  {name = "Body:shatter{fuzzed}", f = function()
+     local b = some_body()
+     local opts = {pieces = random(1, 24), seed = random(0, 1000)}
+     if random() < 0.5 then opts.impulse = random() < 0.5 and random() * 100 or vec_like() end
+     if random() < 0.5 then opts.at = vec_like() end
+     return b:shatter(mutate(opts))
+   end},
+  {name = "Terrain:detach_islands{fuzzed}", f = function()
+     local t = random() < 0.95 and cache.terrain or cache.dead_terrain
+     if random() < 0.7 then
+       pcall(t.fill_ball, t, {random() * 20 - 10, 8 + random() * 6, random() * 20 - 10}, 0.5 + random() * 2,
+             BODY_MATERIALS[random(#BODY_MATERIALS)])
+     end
+     local opts = {max_bodies = random(0, 3), max_hulls = random(1, 8)}
+     if random() < 0.3 then opts.anchor = vec_like() end
+     return t:detach_islands(random() < 0.1 and pick_value(0) or mutate(opts))
+   end},
+  {name = "World:on(event, bad handler)", f = function()
+     local w = random() < 0.95 and cache.world or cache.dead
+     return w:on(EVENTS[random(#EVENTS)], bad_handler())
+   end},
+  {name = "World:step (events fire)", f = function()
+     return cache.world:step(({1 / 60, 1 / 30, 0.1, 0.25})[random(4)])
+   end},
+  {name = "World:shapecast{fuzzed}", f = function()
+     local def = shape_def(cache.small_mesh)
+     local opts = random() < 0.5 and mutate{ignore = {some_body()}, bodies = true} or nil
+     return cache.world:shapecast(mutate(def), vec_like(), vec_like(), opts)
+   end},
+  {name = "World:raycast (bodies)", f = function()
+     return cache.world:raycast({random() * 10 - 5, 30, random() * 10 - 5}, {0, -1, 0}, 100,
+                                mutate{bodies = true, ignore = {some_body(), some_body()}})
+   end},
+  {name = "World:save/load (bodies)", f = function()
+     local ok = cache.world:save("bodies.qw")
+     if ok then
+       local w = quarry.world.load("bodies.qw")
+       if w then w:destroy() end
+     end
+   end},
+}
+local function_count = #targets + #body_targets
+-- Each body target is drawn as often as 3 ordinary ones.
+for _, t in ipairs(body_targets) do
+  t.body = true
+  for _ = 1, 3 do targets[#targets + 1] = t end
+end
+for _, t in ipairs(targets) do
+  if t.self == "quarry.Body" or (t.name:match("spawn") or t.name:match("shatter") or t.name:match("detach")) then
+    t.body = true
+  end
+end
+
+-- No NaN or infinity in the world's bodies, whatever the calls did.
+local function check_world(after)
+  local w = cache.world
+  local ok, list = pcall(w.bodies, w)
+  if not ok then return nil end -- destroyed by a call
+  for _, b in ipairs(list) do
+    if not b:valid() then return "world:bodies() returned a destroyed body after " .. after end
+    local p, v, a = b.position, b.velocity, b.angular_velocity
+    for _, x in ipairs{p.x, p.y, p.z, v.x, v.y, v.z, a.x, a.y, a.z} do
+      if x ~= x or x == math.huge or x == -math.huge then
+        return string.format("%s holds position %s velocity %s after %s", tostring(b), tostring(p), tostring(v), after)
+      end
+    end
+  end
+  local n = w:stats().bodies
+  if n ~= #list then return string.format("stats().bodies %d, world:bodies() %d after %s", n, #list, after) end
+  return nil, #list
+end
+
+local stats = {calls = 0, errors = 0, returns = 0, slowest = 0, slowest_name = "", bad = {}, body_calls = 0,
+               max_bodies = 0}
 local clock = os.clock
 
 function call_target(t)
@@ -255,6 +495,13 @@ function call_target(t)
   local dt = clock() - t0
   stats.calls = stats.calls + 1
   if dt > stats.slowest then stats.slowest, stats.slowest_name = dt, t.name end
+  if t.body then stats.body_calls = stats.body_calls + 1 end
+  if depth == 0 then
+    local problem, n = check_world(t.name)
+    if problem then stats.bad[#stats.bad + 1] = problem end
+    stats.max_bodies = math.max(stats.max_bodies, n or 0)
+    if (n or 0) > 300 then fresh_objects() end -- keep steps quick
+  end
   if ok then
     stats.returns = stats.returns + 1
   else
@@ -266,8 +513,8 @@ function call_target(t)
   if verbose then
     local shown = {}
     for i = 1, n do shown[i] = type(args[i]) == "number" and string.format("%.17g", args[i]) or type(args[i]) end
-    io.stderr:write(string.format("%s(%s) -> %s %s\n", t.name, table.concat(shown, ", "),
-                                  tostring(ok), ok and "" or tostring(err):sub(1, 100)))
+    io.stderr:write(string.format("%s%s(%s) -> %s %s [%.3f s]\n", ("  "):rep(depth), t.name,
+                                  table.concat(shown, ", "), tostring(ok), ok and "" or tostring(err):sub(1, 100), dt))
   end
 end
 
@@ -300,7 +547,8 @@ end
 
 for _, b in ipairs(stats.bad) do print("bad: " .. b) end
 print(string.format("api fuzz: seed %d, %d calls (%d errors, %d returns) over %d functions " ..
-                    "of %d classes, slowest %.3f s (%s), %d files written in the sandbox", seed,
-                    stats.calls, stats.errors, stats.returns, #targets, #classes, stats.slowest,
-                    stats.slowest_name, written))
+                    "of %d classes, slowest %.3f s (%s), %d files written in the sandbox, " ..
+                    "%d body calls, up to %d bodies", seed,
+                    stats.calls, stats.errors, stats.returns, function_count, #classes, stats.slowest,
+                    stats.slowest_name, written, stats.body_calls, stats.max_bodies))
 os.exit(#stats.bad == 0 and 0 or 1, true)

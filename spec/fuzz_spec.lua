@@ -1,7 +1,9 @@
 -- Fuzzing in the test suite:
 --  * the Lua API fuzzer (fuzz/api.lua) on a few fixed seeds, in a child
 --    process so that a crash is reported as a failure, not a lost run; under
---    `make sanitize` the child runs the ASan/UBSan module;
+--    `make sanitize` the child runs the ASan/UBSan module; it fails too on
+--    a NaN or infinity in a body of its world or a body count that differs
+--    from world:stats().bodies;
 --  * every regression input under spec/regress/ loaded through the Lua API;
 --  * a short fixed libFuzzer run of both loaders (fuzz/run.sh --ci), in
 --    `make test` only: the fuzzers carry their own sanitizers.
@@ -43,6 +45,13 @@ describe("Lua API fuzzer", function()
       assert.is_truthy(n, out)
       assert.are.equal(calls, tonumber(n))
       assert.is_true(tonumber(functions) >= 80, out)
+      -- rigid bodies get their share: spawns with fuzzed definitions, fuzzed
+      -- property sets, methods, shatter and detach options, handlers that
+      -- raise or destroy, on live, destroyed, shattered and foreign bodies
+      local body_calls, bodies = out:match("(%d+) body calls, up to (%d+) bodies")
+      assert.is_truthy(body_calls, out)
+      assert.is_true(tonumber(body_calls) >= calls // 5, out)
+      assert.is_true(tonumber(bodies) >= 5, out)
       written = written + tonumber(files)
       -- World:save and Mesh:save get fuzzed paths ("-1", "-inf", "0"): they
       -- land in the fuzzer's sandbox, never in the directory it runs from.
