@@ -11,6 +11,7 @@
  */
 #include "core/vec3.h"
 #include "physics/bodies_internal.h"
+#include "physics/collide_internal.h"
 #include "physics/physics_internal.h"
 #include "voxel/material.h"
 
@@ -292,6 +293,50 @@ static void collide_pairs(void *ctx, int index)
     }
 }
 
+/* A body's terrain manifolds become constraints. Manifolds of different
+ * chunks that face the same way (within about 18 degrees, same compound
+ * part) are one contact patch cut by chunk borders: they are merged and
+ * reduced to 4 points again (deepest, then largest area), so a box lying
+ * across a border is solved as one face, not two (fewer points, and no
+ * bias from two half patches). The patch is keyed by its first chunk. */
+static void add_terrain_constraints(q_bodies *b, uint32_t slot, const q_terrain_manifold *out, int n)
+{
+    bool used[Q_TERRAIN_MANIFOLDS] = {false};
+    for (int first = 0; first < n; first++) {
+        if (used[first])
+            continue;
+        const q_terrain_manifold *f = &out[first];
+        q_contact_point pts[Q_TERRAIN_MANIFOLDS * Q_MANIFOLD_POINTS];
+        int np = 0;
+        double deepest = INFINITY;
+        uint8_t material = f->material;
+        for (int k = first; k < n; k++) {
+            const q_terrain_manifold *tm = &out[k];
+            if (used[k] || (tm->m.key >> 16) != (f->m.key >> 16) || v3_dot(tm->m.normal, f->m.normal) < 0.95)
+                continue;
+            used[k] = true;
+            for (uint32_t j = 0; j < tm->m.count; j++) {
+                pts[np] = tm->m.points[j];
+                if (pts[np].separation < deepest) {
+                    deepest = pts[np].separation;
+                    material = tm->material;
+                }
+                np++;
+            }
+        }
+        q_manifold m = f->m;
+        if (np > Q_MANIFOLD_POINTS)
+            q_reduce_points(f->m.normal, pts, np, &m);
+        else {
+            m.count = (uint32_t)np;
+            memcpy(m.points, pts, (size_t)np * sizeof *pts);
+        }
+        q_constraint_key key = {body_key(b, slot), q_phys_key(f->cx, f->cy, f->cz), f->m.key};
+        add_constraint(b, Q_TERRAIN, slot, &m, key, material);
+        b->terrain_constraints++;
+    }
+}
+
 typedef struct terrain_job {
     q_bodies *b;
     size_t per_job;
@@ -356,12 +401,7 @@ static void collide_terrain(q_bodies *b)
             b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out,
                                                                Q_TERRAIN_MANIFOLDS);
         }
-        for (int k = 0; k < b->terrain_counts.data[i]; k++) {
-            const q_terrain_manifold *tm = &out[k];
-            q_constraint_key key = {body_key(b, slot), q_phys_key(tm->cx, tm->cy, tm->cz), tm->m.key};
-            add_constraint(b, Q_TERRAIN, slot, &tm->m, key, tm->material);
-            b->terrain_constraints++;
-        }
+        add_terrain_constraints(b, slot, out, b->terrain_counts.data[i]);
     }
 }
 
