@@ -22,6 +22,7 @@
 #include "core/alloc.h"
 #include "core/jobs.h"
 #include "mesh/qef.h"
+#include "mesh/simplify.h"
 
 #include <assert.h>
 #include <math.h>
@@ -415,6 +416,7 @@ typedef struct block {
     bool valid;
     int level;
     float scale;
+    bool collapse; /* built with Q_LOD_COLLAPSE (simplify.h) */
     uint64_t deps[8]; /* stamps of the pieces of chunk + offset o (0: none) */
     uint64_t stamp;   /* new on every rebuild */
     size_t nnodes;
@@ -458,6 +460,7 @@ typedef struct node {
     double nsum[3];
     uint8_t material;
     double leaf[3]; /* level 0: the leaf's own position */
+    bool single;    /* a leaf kept as itself at level > 0 (Q_LOD_COLLAPSE) */
 } node;
 
 /* Leaves shared by neighbouring pieces are one leaf: same cell, same snapped
@@ -472,21 +475,32 @@ static hkey leaf_key(const leaf *l)
     return k;
 }
 
+static bool block_collapse(block *b, buf *tris, const buf *nodes, const piece *own, const uint32_t *cid);
+
 /* Builds block b at `level` from the pieces in[o] of chunk + o (NULL where
  * none). Each leaf goes to its node (level 0: itself); a node's QEF is the sum
- * of its leaves' planes, solved relative to the node and clamped to it. */
-static void block_build(block *b, piece *const in[8], int level, float scale)
+ * of its leaves' planes, solved relative to the node and clamped to it.
+ * With collapse (level > 0), only nodes on the chunk's outer layer of nodes
+ * are clustered (seams join only leaves of cells on the chunk's faces, which
+ * all fall there); the other leaves stay themselves and the interior is then
+ * edge-collapsed with the clustered nodes locked (block_collapse). */
+static void block_build(block *b, piece *const in[8], int level, float scale, bool collapse)
 {
     block_clear(b);
     b->st = Q_ERR_MEMORY;
     b->level = level;
     b->scale = scale;
+    b->collapse = collapse;
+    /* from node size 8 on, nearly every node of a 32^3 chunk touches a face
+     * (locked): collapse could not reach clustering's count there */
+    collapse = collapse && level > 0 && level <= 2;
     size_t total = 0;
     for (int o = 0; o < 8; o++)
         if (in[o])
             total += in[o]->lstart[(OWN ^ o) + 1] - in[o]->lstart[OWN ^ o];
     buf nodes = {.elem = sizeof(node)}, tris = {.elem = 3 * sizeof(uint32_t)}, mapped = {.elem = 3 * sizeof(uint32_t)};
     hmap lmap = {0};
+    uint32_t *cid = NULL; /* collapse: grid node of each leaf of in[0]'s bucket OWN */
     /* nodes of a level > 0 block by position: (32 >> level)^3 cells */
     int side = Q_LOD_CHUNK >> level;
     size_t gbytes = level ? (size_t)side * side * side * sizeof(uint32_t) : 0;
@@ -507,6 +521,8 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
         if (!b->map[o])
             goto done;
         b->nmap[o] = n;
+        if (collapse && o == 0 && !(cid = q_alloc(n * sizeof(uint32_t))))
+            goto done;
         for (uint32_t v = 0; v < n; v++) {
             const leaf *l = &p->leaves[first + v];
             int32_t local[3];
@@ -515,6 +531,9 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
                 local[a] = l->cell[a] - b->chunk[a] * Q_LOD_CHUNK;
                 border = border || local[a] == Q_LOD_CHUNK - 1;
             }
+            if (cid && o == 0)
+                cid[v] = (uint32_t)(((size_t)(local[2] >> level) * side + (size_t)(local[1] >> level)) * side +
+                                    (size_t)(local[0] >> level));
             /* A quad owned at sample p joins cells p - {0,1} across its
              * edge, so only cells on the chunk's upper faces are used by
              * quads of other pieces: only their leaves can come twice. */
@@ -532,7 +551,11 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
                 }
             }
             uint32_t id = (uint32_t)nodes.n; /* level 0: leaves stay themselves (several per cell possible) */
-            if (level) {
+            bool face = false;
+            for (int a = 0; a < 3; a++)
+                face = face || local[a] == 0 || local[a] == Q_LOD_CHUNK - 1;
+            bool single = collapse && !face;
+            if (level && !single) {
                 size_t gi = ((size_t)(local[2] >> level) * side + (size_t)(local[1] >> level)) * side +
                             (size_t)(local[0] >> level);
                 if (grid[gi] == UINT32_MAX)
@@ -547,6 +570,7 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
                 for (int a = 0; a < 3; a++)
                     nd->min[a] = level ? floor_div(l->cell[a], 1 << level) * (1 << level) : l->cell[a];
                 nd->material = l->material;
+                nd->single = single;
                 memcpy(nd->leaf, l->pos, sizeof nd->leaf);
                 q_qef_clear(&nd->qef);
             }
@@ -590,18 +614,20 @@ static void block_build(block *b, piece *const in[8], int level, float scale)
         for (size_t i = 0; i < nodes.n; i++) {
             const node *nd = (const node *)nodes.p + i;
             double v[3] = {0, 0, 0};
-            if (level)
+            if (level && !nd->single)
                 q_qef_solve(&nd->qef, v);
             double len = sqrt(nd->nsum[0] * nd->nsum[0] + nd->nsum[1] * nd->nsum[1] + nd->nsum[2] * nd->nsum[2]);
             for (int a = 0; a < 3; a++) {
                 double l = v[a] < 0 ? 0 : v[a] > size ? size : v[a];
-                double p = level == 0 ? nd->leaf[a] : nd->min[a] + 0.5 + l; /* a leaf stays itself */
+                double p = level == 0 || nd->single ? nd->leaf[a] : nd->min[a] + 0.5 + l; /* a leaf stays itself */
                 b->pos[3 * i + a] = (float)(p * scale);
                 b->nrm[3 * i + a] = len > 0 ? (float)(nd->nsum[a] / len) : 0.0f;
             }
             b->mat[i] = nd->material;
         }
     }
+    if (collapse && tris.n && !block_collapse(b, &tris, &nodes, in[0], cid))
+        goto done;
     if (tris.n) {
         b->tris = q_realloc(tris.p, tris.cap * tris.elem, tris.n * tris.elem);
         if (!b->tris) {
@@ -622,6 +648,47 @@ done:
     hmap_free(&lmap);
     if (grid)
         q_free(grid, gbytes);
+    if (cid)
+        q_free(cid, b->nmap[0] * sizeof(uint32_t));
+}
+
+/* Edge-collapses the interior triangles of b (node ids in tris) to as many
+ * triangles as clustering every leaf into its grid node (cid, leaves of
+ * own's bucket OWN) would leave, the clustered nodes locked; moves the
+ * surviving nodes and points the leaf maps at them. */
+static bool block_collapse(block *b, buf *tris, const buf *nodes, const piece *own, const uint32_t *cid)
+{
+    uint8_t *locked = q_alloc(nodes->n);
+    uint32_t *remap = q_alloc(nodes->n * sizeof(uint32_t));
+    buf clustered = {.elem = 3 * sizeof(uint32_t)}, cl = {.elem = 3 * sizeof(uint32_t)};
+    size_t t0 = own->tstart[OWN], nt = own->tstart[OWN + 1] - t0;
+    bool ok = locked && remap && buf_reserve(&clustered, nt + 1);
+    if (ok) {
+        uint32_t *m = clustered.p;
+        for (size_t i = 0; i < 3 * nt; i++)
+            m[i] = cid[own->tris[3 * t0 + i] - own->lstart[OWN]];
+        ok = cancel_triangles(m, nt, &cl);
+    }
+    if (ok) {
+        for (size_t i = 0; i < nodes->n; i++)
+            locked[i] = !((const node *)nodes->p)[i].single;
+        q_simplify_def def = q_default_simplify_def();
+        def.locked = locked;
+        def.target_index_count = 3 * cl.n;
+        size_t n = q_simplify(tris->p, tris->p, 3 * tris->n, b->pos, nodes->n, &def, remap, NULL);
+        ok = n != SIZE_MAX;
+        if (ok) {
+            tris->n = n / 3;
+            for (int o = 0; o < 8; o++)
+                for (uint32_t v = 0; v < b->nmap[o]; v++)
+                    b->map[o][v] = remap[b->map[o][v]];
+        }
+    }
+    q_free(locked, nodes->n);
+    q_free(remap, nodes->n * sizeof(uint32_t));
+    buf_free(&clustered);
+    buf_free(&cl);
+    return ok;
 }
 
 /* ---- seams: triangles joining the chunks of one 2x2x2 group ---- */
@@ -852,6 +919,7 @@ typedef struct build_ctx {
     seam **seams;
     const int8_t *levels;
     float scale;
+    bool collapse; /* q_simplify_lod_mode() == Q_LOD_COLLAPSE at the build's start */
     size_t *todo;  /* range indices of the blocks or seams of the current loop */
     piece **ptodo; /* pieces of the current loop */
 } build_ctx;
@@ -892,7 +960,7 @@ static void block_job(void *ctx, int i)
     piece *in[8];
     for (int o = 0; o < 8; o++)
         in[o] = neighbour(b, (void **)b->pieces, bk->chunk, o);
-    block_build(bk, in, b->levels[ri], b->scale);
+    block_build(bk, in, b->levels[ri], b->scale, b->collapse);
 }
 
 static void seam_job(void *ctx, int i)
@@ -1044,6 +1112,7 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
     r.count = (size_t)r.n[0] * (size_t)r.n[1] * (size_t)r.n[2];
     q_status st = Q_OK;
     build_ctx bc = {.cache = cache, .t = t, .r = &r, .scale = scale};
+    bc.collapse = q_simplify_lod_mode() == Q_LOD_COLLAPSE;
     bc.pieces = q_calloc(r.count, sizeof(piece *));
     bc.blocks = q_calloc(r.count, sizeof(block *));
     bc.seams = q_calloc(r.count, sizeof(seam *));
@@ -1126,7 +1195,8 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
             const piece *p = neighbour(&bc, (void **)bc.pieces, ch, o);
             deps[o] = p ? p->stamp : 0;
         }
-        if (!bk->valid || bk->level != levels[i] || bk->scale != scale || memcmp(bk->deps, deps, sizeof deps) != 0) {
+        if (!bk->valid || bk->level != levels[i] || bk->scale != scale || bk->collapse != bc.collapse ||
+            memcmp(bk->deps, deps, sizeof deps) != 0) {
             memcpy(bk->deps, deps, sizeof deps);
             bc.todo[ntodo++] = i;
         }
