@@ -4,13 +4,41 @@
  * islands turned into bodies. */
 #include "core/alloc.h"
 #include "geom/hacd.h"
+#include "mesh/mesh.h"
 #include "physics/shape.h"
 
 #include <stdio.h>
 #include <string.h>
 
+/* The hull of the mesh's vertices when the mesh is closed and its volume
+ * is the hull's (within 1e-3): a convex mesh needs no decomposition. */
+static q_collider *convex_hull_of(const q_mesh *m)
+{
+    if (m->vertex_count < 4 || !q_mesh_is_closed(m))
+        return NULL;
+    double volume = q_mesh_volume(m);
+    double *pts = q_alloc(m->vertex_count * 3 * sizeof *pts);
+    if (!pts || !(volume > 0)) {
+        q_free(pts, m->vertex_count * 3 * sizeof *pts);
+        return NULL;
+    }
+    for (size_t i = 0; i < m->vertex_count * 3; i++)
+        pts[i] = m->positions[i];
+    char err[128];
+    q_collider *h = q_collider_hull(pts, m->vertex_count, err, sizeof err);
+    q_free(pts, m->vertex_count * 3 * sizeof *pts);
+    if (h && !(q_collider_mass(h).volume <= volume * (1 + 1e-3))) {
+        q_collider_free(h);
+        h = NULL;
+    }
+    return h;
+}
+
 q_collider *q_collider_from_mesh(const q_mesh *m, size_t max_parts, char *err, size_t errlen)
 {
+    q_collider *convex = convex_hull_of(m);
+    if (convex)
+        return convex;
     q_hacd_params p = q_default_hacd_params();
     p.max_hulls = max_parts;
     q_hacd_result r;

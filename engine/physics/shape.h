@@ -80,9 +80,11 @@ q_collider *q_collider_compound(q_collider_part *parts, uint32_t count, char *er
 void q_collider_free(q_collider *s);
 
 struct q_mesh;
-/* A collider for a triangle mesh (mesh_collider.c): its convex decomposition
- * (geom/hacd.h, default parameters; max_parts 0 = no limit) as a compound of
- * hulls, or one hull when one part is enough. Vertices stay where they are
+/* A collider for a triangle mesh (mesh_collider.c): the hull of its
+ * vertices when the mesh is closed and convex (its volume is the hull's
+ * within 1e-3), else its convex decomposition (geom/hacd.h, default
+ * parameters; max_parts 0 = no limit) as a compound of hulls, or one hull
+ * when one part is enough. Vertices stay where they are
  * (shape space = mesh space). NULL with a message for a mesh without
  * volume or one the decomposition refuses. */
 q_collider *q_collider_from_mesh(const struct q_mesh *m, size_t max_parts, char *err, size_t errlen);
