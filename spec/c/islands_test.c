@@ -259,7 +259,7 @@ static void test_extract(void)
     for (int i = 0; i < nbf; i++)
         bf_total += bf[i].voxels;
     ok = ok && same_as_brute_force(s, why, sizeof why) && nbf == 3 && bf_total == solid_left;
-    char msg[300];
+    char msg[400];
     snprintf(msg, sizeof msg, "extract: tracker equals brute force afterwards %s", why);
     report(msg, ok);
     /* the terrain changing refuses extraction until the next update */
@@ -305,7 +305,7 @@ static void test_anchors(void)
         brute_force(t, floor, (const int32_t(*)[3])pts, npts);
         ok = ok && same_as_brute_force(s, why, sizeof why);
     }
-    char msg[300];
+    char msg[400];
     snprintf(msg, sizeof msg, "point anchors (with and without the floor) equal brute force %s", why);
     report(msg, ok);
     q_islands_destroy(s);
