@@ -143,9 +143,15 @@ int main(int argc, char **argv)
     bench_check(q_terrain_generate(t, &gd, err, sizeof err), "q_terrain_generate", err);
 
     bench_begin("lod", dir);
-    /* "lod1" as the second argument: only the per-chunk comparison below */
+    /* "lod1" as the second argument: only the per-chunk comparison below;
+     * "collapse": the whole-world part with Q_LOD_COLLAPSE (simplify.h) */
     bool whole = !(argc > 2 && std::strcmp(argv[2], "lod1") == 0);
+    bool collapse_world = argc > 2 && std::strcmp(argv[2], "collapse") == 0;
     if (whole) {
+        if (collapse_world) {
+            q_simplify_set_lod_mode(Q_LOD_COLLAPSE);
+            bench_note("whole world built with Q_LOD_COLLAPSE (edge-collapsed chunk interiors at LOD1-2)");
+        }
         q_clipmap *cm = q_world_clipmap(w);
         q_box box = {{-1, -1, -1}, {1025, 129, 1025}};
         double viewer[3] = {512, 64, 512};
@@ -291,6 +297,7 @@ int main(int argc, char **argv)
         bench_note("%zu polls in all", polls);
     }
 
+    q_simplify_set_lod_mode(Q_LOD_CLUSTER);
     /* LOD1 chunks vs meshopt_simplify with locked borders */
     bench_section_inverse("LOD1 of a 32^3 chunk vs meshopt_simplify (LockBorder) at the same triangle count, 8 chunks");
     std::vector<double> ours_t, mo_t, ours_h, mo_h, l0_t, ec_t, ec_h, hk_t, hk_h;

@@ -40,7 +40,7 @@ typedef struct quadric {
     double a[6], b[3], c;
 } quadric;
 
-static void quadric_add(quadric *q, const quadric *r)
+static inline void quadric_add(quadric *q, const quadric *r)
 {
     for (int i = 0; i < 6; i++)
         q->a[i] += r->a[i];
@@ -101,6 +101,7 @@ typedef struct state {
     size_t nents, capents;
     uint64_t *heap; /* float bits of the cost << 32 | index in ents */
     size_t nheap, capheap;
+    bool bulk; /* heap_push appends only; push_all heapifies after */
     uint32_t gen;
     uint32_t *alias; /* collapsed into (union-find, for remap) */
 } state;
@@ -132,6 +133,10 @@ static bool heap_push(state *s, const entry *e, double cost)
     memcpy(&bits, &fc, sizeof bits);
     uint64_t key = (uint64_t)bits << 32 | (uint32_t)s->nents;
     s->ents[s->nents++] = *e;
+    if (s->bulk) {
+        s->heap[s->nheap++] = key;
+        return true;
+    }
     size_t i = s->nheap++;
     while (i > 0) {
         size_t p = (i - 1) / 2;
@@ -144,23 +149,27 @@ static bool heap_push(state *s, const entry *e, double cost)
     return true;
 }
 
-static entry heap_pop(state *s)
+/* Puts key at hole i and sifts it down through the first n keys. */
+static void sift_down(uint64_t *h, size_t n, size_t i, uint64_t key)
 {
-    uint64_t top = s->heap[0], last = s->heap[--s->nheap];
-    size_t i = 0, n = s->nheap;
     for (;;) {
         size_t c = 2 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && s->heap[c + 1] < s->heap[c])
-            c++;
-        if (last <= s->heap[c])
+        c += c + 1 < n && h[c + 1] < h[c];
+        if (key <= h[c])
             break;
-        s->heap[i] = s->heap[c];
+        h[i] = h[c];
         i = c;
     }
-    if (n)
-        s->heap[i] = last;
+    h[i] = key;
+}
+
+static entry heap_pop(state *s)
+{
+    uint64_t top = s->heap[0], last = s->heap[--s->nheap];
+    if (s->nheap)
+        sift_down(s->heap, s->nheap, 0, last);
     return s->ents[(uint32_t)top];
 }
 
@@ -301,7 +310,10 @@ static bool link_ok(state *s, uint32_t u, uint32_t v)
     return faces >= 1 && common == faces;
 }
 
-/* Collapses gone into keep at x; pushes keep's new edges. */
+/* Collapses gone into keep at x. keep's edges are not pushed again here:
+ * their old entries (of keep or of gone) come up stale and are re-costed
+ * then (merging quadrics only raises costs, so they come up no later than
+ * their new cost). */
 static bool collapse(state *s, const entry *e, const double x[3])
 {
     uint32_t keep = e->keep, gone = e->gone;
@@ -349,20 +361,27 @@ static bool collapse(state *s, const entry *e, const double x[3])
     s->ver[keep]++;
     s->ver[gone]++;
     s->alias[gone] = keep;
-    s->gen += 2;
-    uint32_t g = s->gen;
-    for (uint32_t k = 0; k < n; k++) {
-        const uint32_t *tv = &s->tri[3 * s->pool[start + k]];
-        for (int i = 0; i < 3; i++) {
-            uint32_t w = tv[i];
-            if (w == keep || s->mark[w] == g)
-                continue;
-            s->mark[w] = g;
-            if (!push_edge(s, keep, w))
-                return false;
-        }
-    }
     return true;
+}
+
+/* The vertex v ended in (path halving). */
+static uint32_t root(state *s, uint32_t v)
+{
+    while (s->alias[v] != v) {
+        s->alias[v] = s->alias[s->alias[v]];
+        v = s->alias[v];
+    }
+    return v;
+}
+
+static bool adjacent(const state *s, uint32_t a, uint32_t b)
+{
+    for (uint32_t k = 0; k < s->lcount[a]; k++) {
+        const uint32_t *tv = &s->tri[3 * s->pool[s->lstart[a] + k]];
+        if (tv[0] != UINT32_MAX && (tv[0] == b || tv[1] == b || tv[2] == b))
+            return true;
+    }
+    return false;
 }
 
 /* Heap of every live edge, once per direction u < v as wound in its
@@ -370,16 +389,22 @@ static bool collapse(state *s, const entry *e, const double x[3])
 static bool push_all(state *s)
 {
     s->nheap = s->nents = 0;
+    s->bulk = true;
     for (size_t t = 0; t < s->nt; t++) {
         const uint32_t *tv = &s->tri[3 * t];
         if (tv[0] == UINT32_MAX)
             continue;
         for (int i = 0; i < 3; i++) {
             uint32_t a = tv[i], b = tv[(i + 1) % 3];
-            if (a < b && !push_edge(s, a, b))
+            if (a < b && !push_edge(s, a, b)) {
+                s->bulk = false;
                 return false;
+            }
         }
     }
+    s->bulk = false;
+    for (size_t i = s->nheap / 2; i-- > 0;)
+        sift_down(s->heap, s->nheap, i, s->heap[i]);
     return true;
 }
 
@@ -461,9 +486,13 @@ size_t q_simplify(uint32_t *out, const uint32_t *indices, size_t index_count, fl
     s.alias = q_alloc(s.nv * sizeof(uint32_t));
     s.cappool = 6 * s.nt + 64;
     s.pool = q_alloc(s.cappool * sizeof(uint32_t));
+    /* about 1.5 edges per triangle, then a handful of pushes per collapse */
+    s.capents = s.capheap = 4 * s.nt + 64;
+    s.ents = q_alloc(s.capents * sizeof(entry));
+    s.heap = q_alloc(s.capheap * sizeof(uint64_t));
     size_t result = SIZE_MAX;
     if (!s.tri || !s.pos || !s.q || !s.lock || !s.ver || !s.live || !s.mark || !s.lstart || !s.lcount ||
-        !s.alias || !s.pool)
+        !s.alias || !s.pool || !s.ents || !s.heap)
         goto done;
     /* degenerate input triangles (a repeated index) are dropped */
     size_t nt = 0;
@@ -527,8 +556,12 @@ size_t q_simplify(uint32_t *out, const uint32_t *indices, size_t index_count, fl
             goto done;
         while (live_tris > target && s.nheap) {
             entry e = heap_pop(&s);
-            if (s.ver[e.keep] != e.vkeep || s.ver[e.gone] != e.vgone || !s.lcount[e.keep] || !s.lcount[e.gone])
+            if (s.ver[e.keep] != e.vkeep || s.ver[e.gone] != e.vgone) {
+                uint32_t a = root(&s, e.keep), b = root(&s, e.gone);
+                if (a != b && adjacent(&s, a, b) && !push_edge(&s, a < b ? a : b, a < b ? b : a))
+                    goto done;
                 continue;
+            }
             double x[3] = {e.x[0], e.x[1], e.x[2]};
             if (s.lock[e.gone] || (s.lock[e.keep] && memcmp(x, P(&s, e.keep), sizeof x) != 0) ||
                 !link_ok(&s, e.keep, e.gone) || !moves_ok(&s, e.gone, e.keep, x) || !moves_ok(&s, e.keep, e.gone, x)) {
@@ -560,12 +593,8 @@ size_t q_simplify(uint32_t *out, const uint32_t *indices, size_t index_count, fl
             positions[3 * v + a] = (float)s.pos[3 * v + a];
     }
     if (remap)
-        for (size_t v = 0; v < s.nv; v++) {
-            uint32_t r = (uint32_t)v;
-            while (s.alias[r] != r)
-                r = s.alias[r];
-            remap[v] = r;
-        }
+        for (size_t v = 0; v < s.nv; v++)
+            remap[v] = root(&s, (uint32_t)v);
     result = w;
 done:
     state_free(&s);
