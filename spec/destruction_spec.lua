@@ -356,3 +356,40 @@ describe("saving after destroying or shattering a touching body", function()
     assert.are.equal(w:hash(), l:hash())
   end)
 end)
+
+describe("found by the fuzzers and the soak", function()
+  it("a huge brittle body breaks at most twice over, never without bound", function()
+    local w = quarry.world.new{}
+    w.terrain:fill_block({0, -2, 0}, {200, 4, 200}, "rock")
+    w:spawn{shape = "box", size = 8, position = {0, 12, 0}, material = "glass", velocity = {0, -20, 0}}
+    local most = 0
+    for _ = 1, 16 do
+      w:step(0.125)
+      most = math.max(most, #w:bodies())
+    end
+    -- the body, its 12 fragments, their 12 each; fragments of those never break
+    assert.is_true(most <= 1 + 12 + 144, most .. " bodies")
+    assert.is_true(most > 12, "the fragments broke again on landing")
+    for _, b in ipairs(w:bodies()) do
+      local p = b.position
+      assert.is_true(p.x == p.x and p.y == p.y and p.z == p.z)
+    end
+  end)
+
+  it("forces and torques past 1e30 are refused; huge legal ones clamp the speed", function()
+    local w = quarry.world.new{gravity = {0, 0, 0}}
+    local b = w:spawn{shape = "box", size = 1, velocity = {1, 0, 0}, angular_velocity = {0, 1, 0}}
+    assert.matches("force is too large", select(2, pcall(b.apply_force, b, {1e160, 0, 0})))
+    assert.matches("torque is too large", select(2, pcall(b.apply_torque, b, {0, 1e300, 0})))
+    assert.matches("torque is too large", select(2, pcall(b.apply_force, b, {1e29, 0, 0}, {0, 1e10, 0})))
+    b:apply_force({1e29, 0, 0})
+    w:step(1 / 60)
+    assert.are.equal(2000, math.floor(b.velocity:length() + 0.5))
+  end)
+
+  it("world:lod_mesh on an empty world is an empty mesh", function()
+    local w = quarry.world.new{}
+    local m = w:lod_mesh()
+    assert.are.equal(0, m:triangle_count())
+  end)
+end)

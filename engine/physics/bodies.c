@@ -528,13 +528,21 @@ bool q_body_apply_force(q_bodies *b, q_handle h, const double force[3], const do
         return false;
     if (body->is_static)
         return true;
-    v3_add(body->force, body->force, force);
+    double f[3], t[3] = {0, 0, 0};
+    v3_add(f, body->force, force);
     if (at) {
-        double r[3], t[3];
+        double r[3], rt[3];
         v3_sub(r, at, body->x);
-        v3_cross(t, r, force);
-        v3_add(body->torque, body->torque, t);
+        v3_cross(rt, r, force);
+        v3_add(t, body->torque, rt);
+    } else {
+        v3_copy(t, body->torque);
     }
+    if (!check_vec(f, Q_BODY_MAX_FORCE, "the resulting force", err, errlen) ||
+        !check_vec(t, Q_BODY_MAX_FORCE, "the resulting torque", err, errlen))
+        return false;
+    v3_copy(body->force, f);
+    v3_copy(body->torque, t);
     q_body_wake(b, body);
     return true;
 }
@@ -546,7 +554,11 @@ bool q_body_apply_torque(q_bodies *b, q_handle h, const double torque[3], char *
         return false;
     if (body->is_static)
         return true;
-    v3_add(body->torque, body->torque, torque);
+    double t[3];
+    v3_add(t, body->torque, torque);
+    if (!check_vec(t, Q_BODY_MAX_FORCE, "the resulting torque", err, errlen))
+        return false;
+    v3_copy(body->torque, t);
     q_body_wake(b, body);
     return true;
 }

@@ -53,6 +53,7 @@
 #define Q_BODIES_MAX 65536
 #define Q_BODY_MAX_SPEED 2000.0   /* m/s; faster velocities are refused (set) or clamped (solver) */
 #define Q_BODY_MAX_COORD 1.0e7    /* |position| in metres */
+#define Q_BODY_MAX_FORCE 1.0e30   /* |accumulated force| (N) and torque (N m); more is refused */
 
 typedef struct q_bodies q_bodies;
 

@@ -18,6 +18,7 @@
 #define Q_BUOY_CELLS 6            /* buoyancy samples per axis, at most */
 #define Q_TERRAIN_MANIFOLDS 16    /* per body and step */
 #define Q_FRAGMENT_GRACE 0.5      /* seconds before a fragment of a brittle body can break */
+#define Q_BRITTLE_GENERATIONS 2   /* a body, its fragments and theirs break on their own; no further */
 
 typedef struct q_body {
     q_collider *shape;
@@ -42,6 +43,7 @@ typedef struct q_body {
     double sleep_time;
     uint32_t island;             /* sleeping island id (0 = none) */
     uint32_t unbreakable_steps;  /* a fresh fragment does not break again for a while */
+    uint8_t generation;          /* breaks it came out of (fragments of fragments...) */
     /* step scratch */
     double x0[3], q0[4];         /* at the start of the step */
     double margin;               /* contact margin for this step */

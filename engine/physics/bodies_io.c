@@ -10,7 +10,7 @@
  *     name_len u16, name bytes, shape (below),
  *     x 3, q 4, com 3, v 3, w 3, force 3, torque 3 (f64),
  *     mass, inv_mass f64, inv_inertia_local 9 f64, radius, volume,
- *     sleep_time f64, island u32, unbreakable_steps u32
+ *     sleep_time f64, island u32, unbreakable_steps u32, generation u8
  *   constraints u32 (last step's, which warm-start the next), per one:
  *     key a u64, b u64, c u32, slot a u32, slot b u32, normal 3 f64,
  *     touching u8, count u8, per point: id u32, ra_local 3, rb_local 3,
@@ -209,6 +209,7 @@ static void write_body(q_buf *o, uint32_t slot, const q_body *body)
     q_buf_f64(o, body->sleep_time);
     q_buf_u32(o, body->island);
     q_buf_u32(o, body->unbreakable_steps);
+    q_buf_u8(o, body->generation);
 }
 
 static void write_constraint(q_buf *o, const q_constraint *c)
@@ -320,6 +321,7 @@ static bool read_body(q_bodies *b, q_reader *r, const uint8_t *remap, int materi
     body.sleep_time = q_read_f64(r);
     body.island = q_read_u32(r);
     body.unbreakable_steps = q_read_u32(r);
+    body.generation = q_read_u8(r);
     double state[3 + 4 + 3 + 3 + 3 + 3 + 3 + 2 + 9 + 3];
     size_t k = 0;
     memcpy(state + k, body.x, 3 * sizeof(double)), k += 3;

@@ -484,7 +484,12 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
         }
     }
     q_hashmap_free(&emap);
-    if (out != nfv) {
+    /* every edge must join two faces (near-degenerate input can leave one
+     * alone; the narrowphase walks edge_faces) */
+    bool paired = true;
+    for (uint32_t e = 0; e < h->edge_count && paired; e++)
+        paired = h->edge_faces[2 * e] < nf && h->edge_faces[2 * e + 1] < nf;
+    if (out != nfv || !paired) {
         /* cannot happen on a closed mesh; refuse rather than keep a broken hull */
         h->edge_count = ne;
         h->face_start[nf] = nfv;

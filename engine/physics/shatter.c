@@ -153,7 +153,9 @@ size_t q_body_shatter(q_bodies *b, q_handle h, const q_shatter_params *p, q_hand
         if (!q_handle_is_null(fh)) {
             /* it was just made by an impact that may still be going on */
             double dt = b->dt > 0 ? b->dt : 1.0 / 60;
-            q_bodies_get(b, fh)->unbreakable_steps = (uint32_t)ceil(Q_FRAGMENT_GRACE / dt);
+            q_body *fb = q_bodies_get(b, fh);
+            fb->unbreakable_steps = (uint32_t)ceil(Q_FRAGMENT_GRACE / dt);
+            fb->generation = (uint8_t)(parent.generation < 255 ? parent.generation + 1 : 255);
             made[n++] = fh;
         }
     }

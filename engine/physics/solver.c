@@ -546,7 +546,8 @@ static void restitution(q_bodies *b, q_constraint *c)
  * body, the strongest contact's. */
 static void note_breakage(q_bodies *b, uint32_t slot, const double at[3], double impulse)
 {
-    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]) || b->bodies.data[slot].unbreakable_steps > 0)
+    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]) || b->bodies.data[slot].unbreakable_steps > 0 ||
+        b->bodies.data[slot].generation >= Q_BRITTLE_GENERATIONS)
         return;
     const q_material *m = q_material_get(b->bodies.data[slot].material);
     if (!m || !m->brittle || !(impulse > m->strength))
@@ -570,11 +571,18 @@ static void note_breakage(q_bodies *b, uint32_t slot, const double at[3], double
  * applied; a velocity that overflowed stops. */
 static void clamp_speed(double v[3])
 {
-    double l = v3_len(v);
-    if (!isfinite(l))
+    /* scaled by the largest component first, so 1e160 m/s clamps instead
+     * of overflowing the length */
+    double big = fmax(fabs(v[0]), fmax(fabs(v[1]), fabs(v[2])));
+    if (!isfinite(big)) {
         v3_set(v, 0, 0, 0);
-    else if (l > Q_BODY_MAX_SPEED)
-        v3_scale(v, v, Q_BODY_MAX_SPEED / l);
+        return;
+    }
+    if (big <= Q_BODY_MAX_SPEED / 2)
+        return;
+    double u[3] = {v[0] / big, v[1] / big, v[2] / big}, l = big * v3_len(u);
+    if (l > Q_BODY_MAX_SPEED)
+        v3_scale(v, u, Q_BODY_MAX_SPEED / v3_len(u));
 }
 
 static void integrate_velocities(q_bodies *b, double h)

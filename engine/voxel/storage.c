@@ -451,7 +451,8 @@ void q_terrain_chunk_views(const q_terrain *t, q_chunk_view *views)
         const q_chunk *c = &t->chunks.data[i];
         views[i] = (q_chunk_view){c->cx, c->cy, c->cz, c->voxels, c->uniform, c->version};
     }
-    qsort(views, t->chunks.count, sizeof *views, compare_views);
+    if (t->chunks.count > 1)
+        qsort(views, t->chunks.count, sizeof *views, compare_views);
 }
 
 q_terrain_stats q_terrain_get_stats(const q_terrain *t)
