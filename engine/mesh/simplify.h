@@ -54,7 +54,8 @@ q_simplify_def q_default_simplify_def(void);
  * Vertices that survive a collapse get their new position in positions;
  * remap (optional, vertex_count entries) receives for each vertex the
  * vertex it ended in (itself when kept or unused). stats may be NULL.
- * Triangles keep their winding; unused vertices are left as they are. */
+ * Triangles keep their winding; those with a repeated or out-of-range index
+ * are dropped; unused vertices are left as they are. */
 size_t q_simplify(uint32_t *out, const uint32_t *indices, size_t index_count, float *positions, size_t vertex_count,
                   const q_simplify_def *def, uint32_t *remap, q_simplify_stats *stats);
 
