@@ -22,6 +22,7 @@
 #include "physics/collide_internal.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define Q_CLIP_MAX 64
@@ -58,7 +59,7 @@ static const int box_edges[12][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1,
 
 void q_poly_from_collider(q_poly *p, const q_collider *s, const q_xform *x)
 {
-    memset(p, 0, sizeof *p);
+    memset(p, 0, offsetof(q_poly, hv));
     p->s = s;
     p->x = *x;
     if (s->kind == Q_COLLIDER_BOX) {
@@ -85,6 +86,11 @@ void q_poly_from_collider(q_poly *p, const q_collider *s, const q_xform *x)
     } else {
         p->nf = s->hull->face_count;
         p->ne = s->hull->edge_count;
+        if (s->hull->vertex_count <= Q_POLY_HULL_MAX) {
+            p->hn = s->hull->vertex_count;
+            for (uint32_t i = 0; i < p->hn; i++)
+                q_xform_point(x, s->hull->vertices + 3 * i, p->hv[i]);
+        }
     }
     double l[3] = {(s->min[0] + s->max[0]) / 2, (s->min[1] + s->max[1]) / 2, (s->min[2] + s->max[2]) / 2};
     q_xform_point(x, l, p->c);
@@ -92,7 +98,7 @@ void q_poly_from_collider(q_poly *p, const q_collider *s, const q_xform *x)
 
 void q_poly_from_triangle(q_poly *p, const double a[3], const double b[3], const double c[3])
 {
-    memset(p, 0, sizeof *p);
+    memset(p, 0, offsetof(q_poly, hv));
     memcpy(p->bv[0], a, 3 * sizeof(double));
     memcpy(p->bv[1], b, 3 * sizeof(double));
     memcpy(p->bv[2], c, 3 * sizeof(double));
@@ -111,6 +117,19 @@ void q_poly_from_triangle(q_poly *p, const double a[3], const double b[3], const
 
 static void poly_support(const q_poly *p, const double d[3], double out[3])
 {
+    if (p->hn) {
+        uint32_t best = 0;
+        double bd = dot3(p->hv[0], d);
+        for (uint32_t i = 1; i < p->hn; i++) {
+            double v = dot3(p->hv[i], d);
+            if (v > bd) {
+                bd = v;
+                best = i;
+            }
+        }
+        memcpy(out, p->hv[best], 3 * sizeof(double));
+        return;
+    }
     if (p->s && p->s->kind == Q_COLLIDER_HULL) {
         q_collider_support(p->s, &p->x, d, out);
         return;

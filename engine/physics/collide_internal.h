@@ -27,6 +27,8 @@ bool q_epa_core(const q_convex *a, const q_convex *b, double normal[3], double *
 
 /* A polytope in world space for SAT: a box or hull collider placed by x, or
  * a triangle (s NULL; bv[0..2], unit normal tn; one face, 3 edges). */
+#define Q_POLY_HULL_MAX 64
+
 typedef struct q_poly {
     const q_collider *s;
     q_xform x;
@@ -35,6 +37,10 @@ typedef struct q_poly {
     double tn[3];
     double c[3];        /* a centre (bounds centre; triangle centroid) */
     uint32_t nf, ne;
+    /* hulls of up to Q_POLY_HULL_MAX vertices: the vertices in world space,
+     * so support queries need no rotation (last: not cleared for triangles) */
+    uint32_t hn;
+    double hv[Q_POLY_HULL_MAX][3];
 } q_poly;
 
 void q_poly_from_collider(q_poly *p, const q_collider *s, const q_xform *x);
