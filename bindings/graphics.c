@@ -246,7 +246,9 @@ static bool *debug_flag(q_debug_flags *f, int i)
 /* debug{wireframe=, chunks=, broadphase=, contacts=, kdtree=, lod=} sets the
  * named switches (booleans; others unchanged); debug() only reads. Returns a
  * table of all switches. wireframe, chunks, contacts and lod are the
- * defaults of draw_world's options of those names. */
+ * defaults of draw_world's options of those names; broadphase and kdtree
+ * make draw_world also show the terrain physics within 24 voxels of the
+ * camera target (render.h, q_render_draw_physics_debug). */
 static int g_debug(lua_State *L)
 {
     q_debug_flags flags = *q_host_debug_flags(host_of(L));
@@ -472,6 +474,8 @@ static int g_draw_world(lua_State *L)
         uint64_t id = world_id(L, 1);
         double t0 = q_profile_now(), mesh_ms = q_render_get_stats(r).mesh_ms;
         bool drawn = q_render_draw_world(r, id, w, q_host_camera(h), &o, err, sizeof err);
+        /* debug{broadphase=, kdtree=}: the terrain physics around the camera target */
+        q_render_draw_physics_debug(r, w, q_host_camera(h), dbg->broadphase, dbg->kdtree);
         /* world:stats() ms_mesh and ms_engine (world.h, frame profile) */
         q_world_profile_add(w, Q_PROFILE_MESH, q_render_get_stats(r).mesh_ms - mesh_ms);
         q_world_profile_add(w, Q_PROFILE_CALLS, q_profile_now() - t0);

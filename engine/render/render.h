@@ -132,6 +132,17 @@ void q_render_sun(float out[3]);
 bool q_render_draw_world(q_renderer *r, uint64_t key, struct q_world *w, const q_camera *camera,
                          const q_draw_world_opts *opts, char *err, size_t err_size);
 
+/* Physics debug views of the terrain around the camera target (within 24
+ * voxels, in view, nearest first, a line budget per frame; render_debug.c),
+ * queued as depth-tested overlay lines. broadphase: a small wire cube per
+ * exposed bit of the physics chunks' dilated solid (orange) and water (cyan)
+ * masks, a FULL chunk as one red box. kdtree: the kD tree of each nearby
+ * chunk's cached solid mesh (built on demand, a few chunks a frame): leaf
+ * boxes green, branches' split planes magenta. Syncs the world's terrain
+ * physics first. */
+void q_render_draw_physics_debug(q_renderer *r, struct q_world *w, const q_camera *camera, bool broadphase,
+                                 bool kdtree);
+
 /* ---- overlay ---- */
 
 /* Queues a line from a to b (metres) in colour rgba (0..1), depth tested
