@@ -28,6 +28,7 @@
 --   F7 world stats (physics, broadphase, kD trees, journal)
 --   F8 broadphase probe: the cells near the cursor the bit broadphase
 --      reports as touching terrain
+--   F10 broadphase bits  F11 kD trees (terrain physics within 24 voxels)
 --   F12 screenshot (sandbox-N.png)   Esc quit
 --
 -- The world detaches what is cut loose: a lump whose last support is dug
@@ -68,6 +69,7 @@ local HELP = {
   "World  F5 save to sandbox.world, F9 load it",
   "Views  F2 wireframe, F3 contacts, F4 chunk boxes, F6 LOD levels, F7 world stats,",
   "       F8 broadphase probe (cells near the cursor the bit broadphase reports)",
+  "       F10 broadphase bits, F11 kD trees (terrain physics within 24 voxels, in view)",
   "       H or F1 this help, F12 screenshot, Esc quit",
 }
 
@@ -475,6 +477,10 @@ function quarry.keypressed(k)
   elseif k == "f8" then
     probe = not probe
     status = "broadphase probe " .. (probe and "on" or "off")
+  elseif k == "f10" then
+    toggle("broadphase", "broadphase bits")
+  elseif k == "f11" then
+    toggle("kdtree", "kD trees")
   elseif k == "f5" then
     save_world()
   elseif k == "f9" then
