@@ -496,11 +496,13 @@ function call_target(t)
   stats.calls = stats.calls + 1
   if dt > stats.slowest then stats.slowest, stats.slowest_name = dt, t.name end
   if t.body then stats.body_calls = stats.body_calls + 1 end
+  local bodies_now
   if depth == 0 then
-    local problem, n = check_world(t.name)
+    local problem, nb = check_world(t.name)
     if problem then stats.bad[#stats.bad + 1] = problem end
-    stats.max_bodies = math.max(stats.max_bodies, n or 0)
-    if (n or 0) > 300 then fresh_objects() end -- keep steps quick
+    stats.max_bodies = math.max(stats.max_bodies, nb or 0)
+    bodies_now = nb
+    if (nb or 0) > 300 then fresh_objects() end -- keep steps quick
   end
   if ok then
     stats.returns = stats.returns + 1
@@ -513,8 +515,9 @@ function call_target(t)
   if verbose then
     local shown = {}
     for i = 1, n do shown[i] = type(args[i]) == "number" and string.format("%.17g", args[i]) or type(args[i]) end
-    io.stderr:write(string.format("%s%s(%s) -> %s %s [%.3f s]\n", ("  "):rep(depth), t.name,
-                                  table.concat(shown, ", "), tostring(ok), ok and "" or tostring(err):sub(1, 100), dt))
+    io.stderr:write(string.format("%s%s(%s) -> %s %s [%.3f s, %s bodies]\n", ("  "):rep(depth), t.name,
+                                  table.concat(shown, ", "), tostring(ok), ok and "" or tostring(err):sub(1, 100), dt,
+                                  tostring(bodies_now)))
   end
 end
 
