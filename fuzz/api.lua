@@ -504,6 +504,11 @@ function call_target(t)
     bodies_now = nb
     if (nb or 0) > 300 then fresh_objects() end -- keep steps quick
   end
+  if ok and type(err) == "table" then
+    -- a hit (raycast, shapecast, Mesh:raycast) never carries NaN
+    local d = rawget(err, "distance")
+    if type(d) == "number" and d ~= d then stats.bad[#stats.bad + 1] = t.name .. " returned a NaN distance" end
+  end
   if ok then
     stats.returns = stats.returns + 1
   else
