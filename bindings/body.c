@@ -1010,6 +1010,14 @@ static int world_shapecast(lua_State *L)
     double from[3], to[3];
     ql_check_vec3(L, 3, from);
     ql_check_vec3(L, 4, to);
+    for (int k = 0; k < 3; k++) {
+        /* the bodies' coordinate limit: a cast between farther points has
+         * no terrain or body to meet and would take minutes to say so */
+        if (fabs(from[k]) > Q_BODY_MAX_COORD)
+            return luaL_argerror(L, 3, lua_pushfstring(L, "from is beyond the %f m coordinate limit", Q_BODY_MAX_COORD));
+        if (fabs(to[k]) > Q_BODY_MAX_COORD)
+            return luaL_argerror(L, 4, lua_pushfstring(L, "to is beyond the %f m coordinate limit", Q_BODY_MAX_COORD));
+    }
     bool terrain = true, bodies = true;
     if (!lua_isnoneornil(L, 5)) {
         ql_check_fields(L, 5, opt_fields);

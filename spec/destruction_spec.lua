@@ -393,3 +393,17 @@ describe("found by the fuzzers and the soak", function()
     assert.are.equal(0, m:triangle_count())
   end)
 end)
+
+describe("world:shapecast past the coordinate limit", function()
+  -- found by fuzz/api.lua seed 12: a cast from x = -1e300 ran 70 s and gave a NaN distance
+  it("is refused at once, naming the argument", function()
+    local w = quarry.world.new{threads = 0}
+    w.terrain:fill_ball({0, 0, 0}, 4, "rock")
+    local ball = {shape = "sphere", radius = 0.5}
+    assert.matches("#3.*coordinate limit", select(2, pcall(w.shapecast, w, ball, {-1e300, 4097, 0}, {0, -3, -1})))
+    assert.matches("#4.*coordinate limit", select(2, pcall(w.shapecast, w, ball, {0, 10, 0}, {0, -2e7, 0})))
+    local hit = w:shapecast(ball, {-1e3, 4097, 0}, {0, -3, -1})
+    assert.is_truthy(hit)
+    assert.is_true(hit.distance == hit.distance and hit.distance > 4000)
+  end)
+end)
