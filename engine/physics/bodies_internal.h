@@ -126,7 +126,7 @@ struct q_bodies {
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */
     Q_ARRAY(uint32_t) terrain_bodies;  /* moving bodies near solid terrain */
-    Q_ARRAY(int) terrain_counts;       /* manifolds of each; -1: redo serially */
+    Q_ARRAY(int) terrain_counts;       /* manifolds of each */
     Q_ARRAY(q_contact_event) events;
     Q_ARRAY(q_breakage) breakages;
     Q_ARRAY(uint32_t) parent;         /* islands (union-find) */

@@ -70,7 +70,7 @@ size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xfo
  * q_collide_terrain with the same arguments would read, so that the call
  * can then run on a frozen cache (physics_internal.h q_tp_freeze) from any
  * thread. The buried-body fallback may still read other chunks (a ray up
- * to 64 voxels): a frozen call that misses one says so (q_tp_missed). */
+ * to 64 voxels): a frozen call that misses one says so (q_tp_take_missed). */
 void q_collide_terrain_warm(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin);
 
 /* Shape casts: the shape moves by translation from `from` to from.p + delta

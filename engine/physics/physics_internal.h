@@ -76,8 +76,9 @@ struct q_terrain_physics {
     size_t gridsort_batches;
     /* Frozen (q_tp_freeze): several threads query at once; nothing is
      * synced, built, evicted or touched, and a chunk mesh not already in
-     * the cache is a miss (q_tp_missed) instead of being built. */
-    bool frozen;
+     * the cache is a miss (frozen_missed, set atomically) instead of being
+     * built. */
+    bool frozen, frozen_missed;
 
     /* per-call scratch, reused */
     void *dc_scratch;
@@ -98,10 +99,12 @@ const q_chunk_mesh *q_tp_chunk_mesh(q_terrain_physics *p, int32_t cx, int32_t cy
 
 /* Read-only phases for parallel queries (rigid bodies' terrain contacts):
  * sync and warm the cache first, freeze, query from any thread, thaw. A
- * query that needed a chunk mesh the cache lacked sets the calling
- * thread's miss flag (q_tp_missed reads and clears it): its answer is
- * incomplete and must be redone after thawing. */
+ * query that needed a chunk mesh the cache lacked sets the miss flag
+ * (q_tp_take_missed reads and clears it): some answer of the frozen phase
+ * is incomplete and the phase must be redone after thawing. (A flag in the
+ * cache, not a thread-local: thread-locals in a dlopen'ed module are what
+ * LeakSanitizer's exit scan trips over.) */
 void q_tp_freeze(q_terrain_physics *p, bool frozen);
-bool q_tp_missed(void);
+bool q_tp_take_missed(q_terrain_physics *p);
 
 #endif

@@ -353,20 +353,17 @@ static void collide_terrain_job(void *ctx, int index)
     for (size_t i = (size_t)index * job->per_job; i < end; i++) {
         const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
         q_xform t = q_body_frame(o);
-        q_tp_missed();
         b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin,
                                                            &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS],
                                                            Q_TERRAIN_MANIFOLDS);
-        if (q_tp_missed())
-            b->terrain_counts.data[i] = -1;
     }
 }
 
 /* Terrain contacts of every moving body. The terrain physics cache is not
  * thread-safe, so the chunk meshes the bodies will read are built first
  * (serially), then the cache is frozen and the bodies are collided in
- * parallel, each writing its own slots; a body whose query still missed a
- * chunk (the buried fallback's ray) is redone serially after thawing.
+ * parallel, each writing its own slots; if any query still missed a chunk
+ * (the buried fallback's ray), all are redone serially after thawing.
  * Constraints are added in slot order: the result never depends on the
  * thread count. */
 static void collide_terrain(q_bodies *b)
@@ -389,13 +386,18 @@ static void collide_terrain(q_bodies *b)
         q_collide_terrain_warm(b->tp, o->shape, &t, o->margin);
     }
     terrain_job job = {b, 16};
+    q_tp_take_missed(b->tp);
     q_tp_freeze(b->tp, true);
     q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_terrain_job, &job);
     q_tp_freeze(b->tp, false);
+    /* Rare (a buried body's ray reached an uncached chunk): which body's
+     * answer lacked it is not known, so all are redone; the complete ones
+     * come out the same. */
+    bool redo = q_tp_take_missed(b->tp);
     for (size_t i = 0; i < n; i++) {
         uint32_t slot = b->terrain_bodies.data[i];
         q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
-        if (b->terrain_counts.data[i] < 0) {
+        if (redo) {
             const q_body *o = &b->bodies.data[slot];
             q_xform t = q_body_frame(o);
             b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out,

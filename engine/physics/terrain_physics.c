@@ -250,15 +250,11 @@ static size_t chunk_mesh_bytes(const q_chunk_mesh *m)
 }
 
 /* The cached meshes of a chunk, built on first use; NULL when out of memory. */
-static _Thread_local bool missed;
-
 void q_tp_freeze(q_terrain_physics *p, bool frozen) { p->frozen = frozen; }
 
-bool q_tp_missed(void)
+bool q_tp_take_missed(q_terrain_physics *p)
 {
-    bool m = missed;
-    missed = false;
-    return m;
+    return __atomic_exchange_n(&p->frozen_missed, false, __ATOMIC_ACQ_REL);
 }
 
 static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
@@ -267,7 +263,7 @@ static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, in
     uint32_t i = q_hashmap_get(&p->cache_index, key);
     if (p->frozen) {
         if (i == Q_HASHMAP_EMPTY)
-            missed = true;
+            __atomic_store_n(&p->frozen_missed, true, __ATOMIC_RELAXED);
         return i == Q_HASHMAP_EMPTY ? NULL : &p->cache.data[i];
     }
     if (i != Q_HASHMAP_EMPTY) {
