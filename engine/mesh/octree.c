@@ -920,8 +920,8 @@ typedef struct build_ctx {
     const int8_t *levels;
     float scale;
     bool collapse; /* q_simplify_lod_mode() == Q_LOD_COLLAPSE at the build's start */
-    size_t *todo;  /* range indices of the blocks or seams of the current loop */
-    piece **ptodo; /* pieces of the current loop */
+    size_t *stale;  /* range indices of the blocks or seams the current loop rebuilds */
+    piece **pstale; /* pieces the current loop rebuilds */
 } build_ctx;
 
 /* The entry at ch + o for o in {0,1}^3, or NULL outside the range. */
@@ -939,7 +939,7 @@ static void *neighbour(const build_ctx *b, void **arr, const int32_t ch[3], int 
 static void piece_job(void *ctx, int i)
 {
     build_ctx *b = ctx;
-    piece *p = b->ptodo[i];
+    piece *p = b->pstale[i];
     if (atomic_load(&b->cache->cancel)) {
         p->st = Q_ERR_MEMORY;
         return;
@@ -950,7 +950,7 @@ static void piece_job(void *ctx, int i)
 static void block_job(void *ctx, int i)
 {
     build_ctx *b = ctx;
-    size_t ri = b->todo[i];
+    size_t ri = b->stale[i];
     block *bk = b->blocks[ri];
     if (atomic_load(&b->cache->cancel)) {
         block_clear(bk);
@@ -966,7 +966,7 @@ static void block_job(void *ctx, int i)
 static void seam_job(void *ctx, int i)
 {
     build_ctx *b = ctx;
-    seam *sm = b->seams[b->todo[i]];
+    seam *sm = b->seams[b->stale[i]];
     if (atomic_load(&b->cache->cancel)) {
         seam_clear(sm);
         sm->st = Q_ERR_MEMORY;
@@ -1118,15 +1118,15 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
     bc.seams = q_calloc(r.count, sizeof(seam *));
     int8_t *levels = q_alloc(r.count);
     bc.levels = levels;
-    bc.todo = q_alloc(r.count * sizeof(size_t));
-    bc.ptodo = q_alloc(r.count * sizeof(piece *));
-    if (!bc.pieces || !bc.blocks || !bc.seams || !levels || !bc.todo || !bc.ptodo) {
+    bc.stale = q_alloc(r.count * sizeof(size_t));
+    bc.pstale = q_alloc(r.count * sizeof(piece *));
+    if (!bc.pieces || !bc.blocks || !bc.seams || !levels || !bc.stale || !bc.pstale) {
         st = Q_ERR_MEMORY;
         goto done;
     }
 
     /* 1. Pieces: LOD0 of each chunk of the box, remeshed when stale. */
-    size_t ntodo = 0;
+    size_t nstale = 0;
     for (size_t i = 0; i < r.count; i++) {
         int32_t ch[3];
         range_chunk(&r, i, ch);
@@ -1154,18 +1154,18 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
         }
         bc.pieces[i] = p;
         if (!p->valid)
-            bc.ptodo[ntodo++] = p;
+            bc.pstale[nstale++] = p;
     }
-    q_jobs_for(jobs, (int)ntodo, piece_job, &bc);
-    for (size_t i = 0; i < ntodo; i++) {
-        piece *p = bc.ptodo[i];
+    q_jobs_for(jobs, (int)nstale, piece_job, &bc);
+    for (size_t i = 0; i < nstale; i++) {
+        piece *p = bc.pstale[i];
         if (p->st != Q_OK) {
             st = p->st;
             piece_clear(p);
         } else
             p->stamp = cache->next_stamp++;
     }
-    out->remeshed_chunks = ntodo;
+    out->remeshed_chunks = nstale;
     if (st != Q_OK)
         goto done;
     for (size_t i = 0; i < r.count; i++)
@@ -1173,7 +1173,7 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
             out->lod0_triangles += bc.pieces[i]->ntris;
 
     /* 2. Blocks whose level, scale or input pieces changed. */
-    ntodo = 0;
+    nstale = 0;
     for (size_t i = 0; i < r.count; i++) {
         int32_t ch[3];
         range_chunk(&r, i, ch);
@@ -1198,25 +1198,25 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
         if (!bk->valid || bk->level != levels[i] || bk->scale != scale || bk->collapse != bc.collapse ||
             memcmp(bk->deps, deps, sizeof deps) != 0) {
             memcpy(bk->deps, deps, sizeof deps);
-            bc.todo[ntodo++] = i;
+            bc.stale[nstale++] = i;
         }
     }
-    q_jobs_for(jobs, (int)ntodo, block_job, &bc);
-    for (size_t i = 0; i < ntodo; i++) {
-        block *bk = bc.blocks[bc.todo[i]];
+    q_jobs_for(jobs, (int)nstale, block_job, &bc);
+    for (size_t i = 0; i < nstale; i++) {
+        block *bk = bc.blocks[bc.stale[i]];
         if (bk->st != Q_OK)
             st = bk->st;
         else
             bk->stamp = cache->next_stamp++;
     }
-    out->rebuilt_blocks = ntodo;
+    out->rebuilt_blocks = nstale;
     out->blocks = r.count;
     out->seams = r.count;
     if (st != Q_OK)
         goto done;
 
     /* 3. Seams whose pieces or blocks changed. */
-    ntodo = 0;
+    nstale = 0;
     for (size_t i = 0; i < r.count; i++) {
         int32_t ch[3];
         range_chunk(&r, i, ch);
@@ -1240,14 +1240,14 @@ q_status q_lod_build_cached(q_lod_cache *cache, q_jobs *jobs, const q_terrain *t
         }
         if (!sm->valid || memcmp(sm->deps, deps, sizeof deps) != 0) {
             memcpy(sm->deps, deps, sizeof deps);
-            bc.todo[ntodo++] = i;
+            bc.stale[nstale++] = i;
         }
     }
-    q_jobs_for(jobs, (int)ntodo, seam_job, &bc);
-    for (size_t i = 0; i < ntodo; i++)
-        if (bc.seams[bc.todo[i]]->st != Q_OK)
-            st = bc.seams[bc.todo[i]]->st;
-    out->rebuilt_seams = ntodo;
+    q_jobs_for(jobs, (int)nstale, seam_job, &bc);
+    for (size_t i = 0; i < nstale; i++)
+        if (bc.seams[bc.stale[i]]->st != Q_OK)
+            st = bc.seams[bc.stale[i]]->st;
+    out->rebuilt_seams = nstale;
     if (st != Q_OK)
         goto done;
 
@@ -1271,9 +1271,9 @@ done:
         q_free(bc.seams, r.count * sizeof(seam *));
     if (levels)
         q_free(levels, r.count);
-    if (bc.todo)
-        q_free(bc.todo, r.count * sizeof(size_t));
-    if (bc.ptodo)
-        q_free(bc.ptodo, r.count * sizeof(piece *));
+    if (bc.stale)
+        q_free(bc.stale, r.count * sizeof(size_t));
+    if (bc.pstale)
+        q_free(bc.pstale, r.count * sizeof(piece *));
     return st;
 }
