@@ -148,6 +148,33 @@ static void free_hull(q_hull_data *h)
         q_free(h, hull_bytes(h->vertex_count, h->face_count, h->face_start[h->face_count], h->edge_count));
 }
 
+/* A hull record with its arrays laid out after it (one block, freed by
+ * free_hull); counts set, arrays zeroed. With the collider that holds it, or
+ * NULL (and nothing allocated) with a message. */
+static q_collider *new_hull(uint32_t nv, uint32_t nf, uint32_t nfv, uint32_t ne, char *err, size_t errlen)
+{
+    size_t hb = hull_bytes(nv, nf, nfv, ne);
+    q_hull_data *h = q_calloc(1, hb);
+    q_collider *s = h ? new_collider(Q_COLLIDER_HULL, err, errlen) : NULL;
+    if (!s) {
+        if (h)
+            q_free(h, hb);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    h->vertex_count = nv;
+    h->face_count = nf;
+    h->edge_count = ne;
+    h->vertices = (double *)(h + 1);
+    h->planes = h->vertices + 3 * (size_t)nv;
+    h->face_start = (uint32_t *)(h->planes + 4 * (size_t)nf);
+    h->face_vertices = h->face_start + nf + 1;
+    h->edges = h->face_vertices + nfv;
+    h->edge_faces = h->edges + 2 * (size_t)ne;
+    s->hull = h;
+    return s;
+}
+
 /* Bounds of a hull's vertices into s->min, s->max. */
 static void hull_bounds(q_collider *s)
 {
@@ -195,31 +222,16 @@ q_collider *q_collider_hull_data(const q_hull_data *d, char *err, size_t errlen)
         return NULL;
     }
     uint32_t nv = d->vertex_count, nf = d->face_count, nfv = d->face_start[nf], ne = d->edge_count;
-    size_t hb = hull_bytes(nv, nf, nfv, ne);
-    q_hull_data *h = q_calloc(1, hb);
-    q_collider *s = h ? new_collider(Q_COLLIDER_HULL, err, errlen) : NULL;
-    if (!s) {
-        if (h)
-            q_free(h, hb);
-        snprintf(err, errlen, "out of memory");
+    q_collider *s = new_hull(nv, nf, nfv, ne, err, errlen);
+    if (!s)
         return NULL;
-    }
-    h->vertex_count = nv;
-    h->face_count = nf;
-    h->edge_count = ne;
-    h->vertices = (double *)(h + 1);
-    h->planes = h->vertices + 3 * (size_t)nv;
-    h->face_start = (uint32_t *)(h->planes + 4 * (size_t)nf);
-    h->face_vertices = h->face_start + nf + 1;
-    h->edges = h->face_vertices + nfv;
-    h->edge_faces = h->edges + 2 * (size_t)ne;
+    q_hull_data *h = s->hull;
     memcpy(h->vertices, d->vertices, (size_t)nv * 3 * sizeof(double));
     memcpy(h->planes, d->planes, (size_t)nf * 4 * sizeof(double));
     memcpy(h->face_start, d->face_start, ((size_t)nf + 1) * sizeof(uint32_t));
     memcpy(h->face_vertices, d->face_vertices, (size_t)nfv * sizeof(uint32_t));
     memcpy(h->edges, d->edges, 2 * (size_t)ne * sizeof(uint32_t));
     memcpy(h->edge_faces, d->edge_faces, 2 * (size_t)ne * sizeof(uint32_t));
-    s->hull = h;
     hull_bounds(s);
     return s;
 }
@@ -369,24 +381,11 @@ q_collider *q_collider_hull(const double *points, size_t n, char *err, size_t er
                 nfv++;
     }
     uint32_t ne = nfv / 2;
-    size_t hb = hull_bytes(nv, nf, nfv, ne);
-    q_hull_data *h = q_calloc(1, hb);
-    s = h ? new_collider(Q_COLLIDER_HULL, err, errlen) : NULL;
-    if (!s) {
-        if (h)
-            q_free(h, hb);
-        snprintf(err, errlen, "out of memory");
+    s = new_hull(nv, nf, nfv, ne, err, errlen);
+    if (!s)
         goto done;
-    }
-    h->vertex_count = nv;
-    h->face_count = nf;
-    h->edge_count = ne;
-    h->vertices = (double *)(h + 1);
-    h->planes = h->vertices + 3 * (size_t)nv;
-    h->face_start = (uint32_t *)(h->planes + 4 * (size_t)nf);
-    h->face_vertices = h->face_start + nf + 1;
-    h->edges = h->face_vertices + nfv;
-    h->edge_faces = h->edges + 2 * (size_t)ne;
+    q_hull_data *h = s->hull;
+    s->hull = NULL; /* attached again once the faces check out */
     memcpy(h->vertices, pos, (size_t)nv * 3 * sizeof(double));
     /* Walk each face's boundary: from a boundary edge (a, b) of triangle t,
      * the next boundary edge starts at b; rotate around b inside the group. */
