@@ -902,15 +902,12 @@ end)
 describe("examples/bodies.lua", function()
   it("runs headless", function()
     local host = require "support.host"
-    local f = io.open(host.exe, "rb")
-    if not f then
+    local out, ok = host.run_headless("examples/bodies.lua", 120)
+    if not out then
       pending("no host program at " .. host.exe)
       return
     end
-    f:close()
-    local pipe = assert(io.popen(host.shell_quote(host.exe) .. " --headless --frames 120 examples/bodies.lua 2>&1"))
-    local out = pipe:read("a")
-    assert.is_true(pipe:close(), out)
+    assert.is_true(ok, out)
     assert.matches("bodies: 120 frames", out)
   end)
 end)

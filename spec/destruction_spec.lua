@@ -224,15 +224,12 @@ end)
 describe("examples/arch.lua", function()
   it("runs headless: the arch comes loose and breaks", function()
     local host = require "support.host"
-    local f = io.open(host.exe, "rb")
-    if not f then
+    local out, ok = host.run_headless("examples/arch.lua", 240)
+    if not out then
       pending("no host program at " .. host.exe)
       return
     end
-    f:close()
-    local pipe = assert(io.popen(host.shell_quote(host.exe) .. " --headless --frames 240 examples/arch.lua 2>&1"))
-    local out = pipe:read("a")
-    assert.is_true(pipe:close(), out)
+    assert.is_true(ok, out)
     assert.matches("came loose", out)
     assert.matches("broke into %d+ pieces", out)
     assert.matches("arch: 240 frames, 1 detached", out)
@@ -242,12 +239,10 @@ end)
 describe("Body:shatter{gpu = true}", function()
   it("makes the same fragments with the host's compute shader (offscreen, llvmpipe)", function()
     local host = require "spec.support.host"
-    local exe = io.open(host.exe, "rb")
-    if not exe then
+    if not host.have_exe() then
       pending("no host program at " .. host.exe)
       return
     end
-    exe:close()
     local dir = os.tmpname()
     os.remove(dir)
     os.execute("mkdir -p " .. dir)
@@ -300,15 +295,12 @@ end)
 describe("examples/shatter.lua", function()
   it("runs headless: the tower stands until the ball hits it", function()
     local host = require "support.host"
-    local f = io.open(host.exe, "rb")
-    if not f then
+    local out, ok = host.run_headless("examples/shatter.lua", 120)
+    if not out then
       pending("no host program at " .. host.exe)
       return
     end
-    f:close()
-    local pipe = assert(io.popen(host.shell_quote(host.exe) .. " --headless --frames 120 examples/shatter.lua 2>&1"))
-    local out = pipe:read("a")
-    assert.is_true(pipe:close(), out)
+    assert.is_true(ok, out)
     assert.matches("before the ball: 0 broke", out)
     local broke = tonumber(out:match("(%d+) bricks broke"))
     assert.is_true(broke and broke >= 3, out)

@@ -35,6 +35,23 @@ function M.read_file(path)
   return text
 end
 
+-- Whether the host program is built (specs that need it are pending otherwise).
+function M.have_exe()
+  local f = io.open(M.exe, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- Runs a script in the host headless for a number of frames: its output and
+-- whether it exited cleanly; nil when there is no host program.
+function M.run_headless(script, frames)
+  if not M.have_exe() then return nil end
+  local pipe = assert(io.popen(("%s --headless --frames %d %s 2>&1"):format(M.shell_quote(M.exe), frames,
+                                                                          M.shell_quote(script))))
+  local out = pipe:read("a")
+  return out, pipe:close()
+end
+
 function M.lines_of(path)
   local out = {}
   for line in (M.read_file(path) or ""):gmatch("[^\n]+") do out[#out + 1] = line end
