@@ -42,6 +42,7 @@
 
 #include "core/alloc.h"
 #include "core/hashmap.h"
+#include "geom/quickhull_lean.h"
 
 #include <assert.h>
 #include <float.h>
@@ -1643,7 +1644,9 @@ q_status q_hull(const double *points, size_t n, const q_hull_def *def, uint32_t 
 
     /* Work on points centred on their box, for precision far from the
      * origin. */
-    double *c = q_alloc(3 * n * sizeof(double));
+    double small[3 * Q_HULL_LEAN_MAX];
+    bool lean = d.lean && n <= Q_HULL_LEAN_MAX;
+    double *c = lean ? small : q_alloc(3 * n * sizeof(double));
     q_status st = Q_OK;
     if (!c)
         return fail(err, errlen, Q_ERR_MEMORY, "out of memory");
@@ -1749,6 +1752,9 @@ q_status q_hull(const double *points, size_t n, const q_hull_def *def, uint32_t 
         goto out;
     }
 
+    if (lean && q_hull_lean(c, n, s, (const uint32_t[4]){ia, ib, ic, id}, vertices, indices, info))
+        goto out;
+
     hull h = {.p = c, .n = n, .s = s, .weld = 2 * s, .free_face = NONE, .free_plane = NONE};
     h.next = q_alloc(n * sizeof(uint32_t));
     h.vchain = q_alloc(n * sizeof(uint32_t));
@@ -1777,7 +1783,8 @@ q_status q_hull(const double *points, size_t n, const q_hull_def *def, uint32_t 
     info->vertex_count = compact(h.vval, n, vertices, indices, 3 * ntri);
     free_hull(&h);
 out:
-    q_free(c, 3 * n * sizeof(double));
+    if (!lean)
+        q_free(c, 3 * n * sizeof(double));
     return st;
 }
 

@@ -46,6 +46,7 @@
 #ifndef Q_QUICKHULL_H
 #define Q_QUICKHULL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,9 +67,22 @@
  * box of size 0). */
 double q_quantization_distance(const double min[3], const double max[3]);
 
+/* Point sets up to this size take the lean build when q_hull_def.lean. */
+#define Q_HULL_LEAN_MAX 128u
+
 typedef struct q_hull_def {
     double epsilon; /* quantization distance s in input units; 0 = the default
                        above. Raised to Q_HULL_EPSILON_FLOOR of the diagonal. */
+    bool lean;      /* false (default): the full build below. true, for callers
+                       hulling many small sets (HACD): a solid of at most
+                       Q_HULL_LEAN_MAX points is built incrementally without
+                       shared planes or re-triangulation, on the stack, and
+                       kept only when it passes a check (closed, every point
+                       within s under every triangle's plane, 3s for points
+                       within 2s of a vertex); else the full build runs. Same
+                       shape decision and tolerances, several times faster at
+                       ten points; coplanar triangles stay separate and
+                       vertices within s of a hull edge may stay. */
 } q_hull_def;
 
 q_hull_def q_default_hull_def(void);

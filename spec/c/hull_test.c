@@ -6,6 +6,7 @@
  * to print hull times for 1k/10k/100k points in a cube and on a sphere. */
 #include "core/alloc.h"
 #include "geom/quickhull.h"
+#include "geom/quickhull_lean.h"
 #include "mesh/import.h"
 #include "mesh/mesh.h"
 
@@ -340,6 +341,130 @@ static void test_fuzz(void)
     printf("# pinched horizons skipped in %d sets\n", skipped);
 }
 
+/* The lean build (q_hull_def.lean, quickhull_lean.c) called directly on
+ * small sets like HACD's (patches of curved surfaces, thin slabs a few s
+ * thick, random clouds, clusters of ~s): it must succeed on nearly all of
+ * them (else the fast path is dead code), and what it returns must be a
+ * closed, outward hull holding every point within 3s (s for points not
+ * within 2s of a vertex is checked inside it). Its vertices are input
+ * points, so that is the convex hull within 3s. */
+static void test_lean(void)
+{
+    int tried = 0, built = 0, bad = 0;
+    double p[3 * Q_HULL_LEAN_MAX];
+    const double s = 0.1; /* HACD's scale: a 1000 cube, connect_dist 0.1 */
+    for (int round = 0; round < 4000; round++) {
+        int n = 5 + (int)(drand() * (round % 8 == 0 ? Q_HULL_LEAN_MAX - 5 : 20));
+        int kind = round % 5;
+        double R = 50 + 400 * drand(), cap = 0.05 + 0.5 * drand();
+        for (int i = 0; i < n; i++) {
+            double *q = p + 3 * i;
+            if (kind == 0) { /* a cap of a sphere: points of a curved mesh */
+                double th = cap * sqrt(drand()), ph = 6.283185307179586 * drand();
+                q[0] = R * sin(th) * cos(ph);
+                q[1] = R * sin(th) * sin(ph);
+                q[2] = R * cos(th);
+            } else if (kind == 1) { /* a slab 2 to 10 s thick */
+                q[0] = R * drand();
+                q[1] = R * drand();
+                q[2] = s * (2 + 8 * (round % 7) / 6.0) * drand();
+            } else if (kind == 2) { /* a cloud */
+                for (int a = 0; a < 3; a++)
+                    q[a] = R * gauss();
+            } else if (kind == 3) { /* clusters a few s wide */
+                for (int a = 0; a < 3; a++)
+                    q[a] = i < 4 ? R * drand() : p[3 * (i % 4) + a] + (drand() - 0.5) * 3 * s;
+            } else { /* grid points: many coplanar and collinear */
+                for (int a = 0; a < 3; a++)
+                    q[a] = floor(drand() * 4) * R / 4;
+            }
+        }
+        /* centre, and a tetrahedron of extreme points like q_hull's */
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int i = 0; i < n; i++)
+            for (int a = 0; a < 3; a++) {
+                lo[a] = fmin(lo[a], p[3 * i + a]);
+                hi[a] = fmax(hi[a], p[3 * i + a]);
+            }
+        for (int i = 0; i < n; i++)
+            for (int a = 0; a < 3; a++)
+                p[3 * i + a] -= 0.5 * (lo[a] + hi[a]);
+        uint32_t t[4] = {0, 0, 0, 0};
+        double best = -1;
+        for (int i = 0; i < n; i++)
+            for (int j = i + 1; j < n; j++) {
+                double d2 = 0;
+                for (int a = 0; a < 3; a++)
+                    d2 += (p[3 * i + a] - p[3 * j + a]) * (p[3 * i + a] - p[3 * j + a]);
+                if (d2 > best) {
+                    best = d2;
+                    t[0] = (uint32_t)i;
+                    t[1] = (uint32_t)j;
+                }
+            }
+        double e1[3], nn[3], ln = -1;
+        for (int a = 0; a < 3; a++)
+            e1[a] = p[3 * t[1] + a] - p[3 * t[0] + a];
+        for (int i = 0; i < n; i++) {
+            double e2[3], x[3];
+            for (int a = 0; a < 3; a++)
+                e2[a] = p[3 * i + a] - p[3 * t[0] + a];
+            x[0] = e1[1] * e2[2] - e1[2] * e2[1];
+            x[1] = e1[2] * e2[0] - e1[0] * e2[2];
+            x[2] = e1[0] * e2[1] - e1[1] * e2[0];
+            double l = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+            if (l > ln) {
+                ln = l;
+                t[2] = (uint32_t)i;
+                memcpy(nn, x, sizeof nn);
+            }
+        }
+        double hd = -1;
+        for (int i = 0; i < n; i++) {
+            double h = 0;
+            for (int a = 0; a < 3; a++)
+                h += nn[a] * (p[3 * i + a] - p[3 * t[0] + a]);
+            if (fabs(h) / ln > hd) {
+                hd = fabs(h) / ln;
+                t[3] = (uint32_t)i;
+            }
+        }
+        /* only solid sets (the flat checks come first in q_hull) */
+        if (ln / sqrt(best) <= 4 * s || hd <= 4 * s)
+            continue;
+        tried++;
+        uint32_t verts[Q_HULL_LEAN_MAX], idx[6 * Q_HULL_LEAN_MAX];
+        q_hull_info info;
+        if (!q_hull_lean(p, (size_t)n, s, t, verts, idx, &info))
+            continue;
+        built++;
+        q_mesh *m = q_mesh_create(info.vertex_count, info.index_count, false, false);
+        if (exact_cap < info.vertex_count) {
+            free(exact);
+            exact_cap = info.vertex_count;
+            exact = malloc(3 * exact_cap * sizeof *exact);
+        }
+        for (size_t i = 0; i < info.vertex_count; i++)
+            for (int a = 0; a < 3; a++) {
+                exact[3 * i + a] = p[3 * (size_t)verts[i] + a];
+                m->positions[3 * i + a] = (float)exact[3 * i + a];
+            }
+        memcpy(m->indices, idx, info.index_count * sizeof *idx);
+        check c = check_hull(m, p, (size_t)n, 1);
+        bool ok = info.shape == Q_HULL_SOLID && info.index_count == 6 * info.vertex_count - 12 &&
+                  q_mesh_is_closed(m) && c.inverted == 0 && c.worst_out <= 3 * s;
+        if (!ok && bad < 3)
+            printf("# lean round %d kind %d n %d: closed %d inverted %d worst %.3g\n", round, kind, n,
+                   q_mesh_is_closed(m), c.inverted, c.worst_out);
+        bad += !ok;
+        q_mesh_destroy(m);
+    }
+    char label[160];
+    snprintf(label, sizeof label, "lean build: %d of %d small solid sets built (at least 95%%)", built, tried);
+    report(label, tried > 2000 && built >= 0.95 * tried);
+    report("lean build: closed, outward, every point within 3s", bad == 0);
+}
+
 static void test_import_limits(void)
 {
     const char *box = "/usr/share/assimp/models/OBJ/box.obj";
@@ -409,6 +534,7 @@ int main(int argc, char **argv)
     test_solids();
     test_degenerate();
     test_fuzz();
+    test_lean();
     test_import_limits();
     report("no engine memory left allocated", q_alloc_live_bytes() == 0);
     printf("1..%d\n", test_no);
