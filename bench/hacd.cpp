@@ -588,6 +588,7 @@ static std::vector<hull_out> run_bullet(const q_mesh *m, std::vector<double> &ti
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "out";
+    const char *only = argc > 2 ? argv[2] : NULL; /* run only the meshes whose name contains this */
     bench_begin("hacd", dir);
     struct {
         const char *name, *path;
@@ -596,6 +597,8 @@ int main(int argc, char **argv)
                   {"spider.obj", "/usr/share/assimp/models/OBJ/spider.obj"}};
     bool first = true;
     for (auto &in : inputs) {
+        if (only && !std::strstr(in.name, only))
+            continue;
         q_mesh *m;
         if (in.path) {
             q_status st;

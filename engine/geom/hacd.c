@@ -37,7 +37,22 @@ typedef struct sample {
     float p[3], n[3];
     uint32_t comp;
     uint32_t bin; /* normal_bin of n */
+    uint32_t tri; /* its triangle; SLIVER set for samples along a triangle
+                     that holds no grid point */
+    float r;      /* radius of its patch: the finer points that stand for it */
 } sample;
+
+/* Patches. A sample stands for the part of its triangle around it: the
+ * points of the grid of spacing h / PATCH_K in its cell (the finer grid
+ * contains the coarse one, PATCH_K being odd); for a sample along a sliver,
+ * PATCH_K points across each of PATCH_K sub-slabs of its slab. The error is taken on samples as seed
+ * 001 says, but where a sample's patch could hold a ray longer than both the
+ * error so far and the concavity limit (a bound from the patch radius, see
+ * hull_error), the patch's points are tested too: a hull that takes in a
+ * sliver of surface between two samples is no longer rated by the samples
+ * just outside it. */
+#define SLIVER 0x80000000u
+#define PATCH_K 3
 
 /* Directions binned on a cube map, NORMAL_BINS_SIDE^2 bins per face: a
  * sample on the surface of a hull lies on a face whose normal is close to
@@ -117,6 +132,9 @@ typedef struct ctx {
     uint32_t bin_start[NORMAL_BINS + 1];
     q_hull_info info;
     double hull_volume; /* of the last hull_error's hull */
+    double h;            /* sample spacing */
+    double max_r;        /* largest patch radius */
+    double refine_floor; /* patches are refined only for rays past this (the concavity) */
     double volume_weight;
     /* queue */
     heap_entry *heap;
@@ -600,11 +618,14 @@ done:
 
 /* ---------------------------------------------------------------- samples */
 
-/* Emits grid points of spacing h inside triangle (a, b, cc) with unit normal
- * n, in the frame of its longest edge; the centroid when none falls inside.
- * With out == NULL only counts. */
-static size_t sample_triangle(const double *a, const double *b, const double *cc, const double *n, double h,
-                              uint32_t comp, sample *out)
+/* A triangle's sampling frame: origin o at the start of its longest edge,
+ * u along that edge (length L), w in-plane towards the third corner at
+ * (px, py), py >= 0. */
+typedef struct tri_frame {
+    double o[3], u[3], w[3], L, px, py;
+} tri_frame;
+
+static void triangle_frame(const double *a, const double *b, const double *cc, const double *n, tri_frame *f)
 {
     const double *v[3] = {a, b, cc};
     int k = 0;
@@ -618,50 +639,93 @@ static size_t sample_triangle(const double *a, const double *b, const double *cc
             k = i;
         }
     }
-    const double *o = v[k], *p1 = v[(k + 1) % 3], *p2 = v[(k + 2) % 3];
-    double u[3], w[3], e2[3];
-    sub3(p1, o, u);
-    double L = sqrt(dot3(u, u));
+    const double *p1 = v[(k + 1) % 3], *p2 = v[(k + 2) % 3];
+    double e2[3];
+    memcpy(f->o, v[k], sizeof f->o);
+    sub3(p1, f->o, f->u);
+    f->L = sqrt(dot3(f->u, f->u));
     for (int i = 0; i < 3; i++)
-        u[i] /= L;
-    cross3(n, u, w); /* in-plane, perpendicular to u */
-    sub3(p2, o, e2);
-    double px = dot3(e2, u), py = dot3(e2, w);
-    if (py < 0) {
-        py = -py;
+        f->u[i] /= f->L;
+    cross3(n, f->u, f->w); /* in-plane, perpendicular to u */
+    sub3(p2, f->o, e2);
+    f->px = dot3(e2, f->u);
+    f->py = dot3(e2, f->w);
+    if (f->py < 0) {
+        f->py = -f->py;
         for (int i = 0; i < 3; i++)
-            w[i] = -w[i];
+            f->w[i] = -f->w[i];
     }
+}
+
+/* Whether (x, y) in frame f lies in the triangle (half-open, as the grid
+ * rows below count). */
+static bool in_triangle(const tri_frame *f, double x, double y)
+{
+    if (!(y > 0 && y < f->py))
+        return false;
+    double t = y / f->py;
+    return x >= f->px * t && x < f->L + (f->px - f->L) * t;
+}
+
+/* Height of the triangle of frame f at x in [0, L] (the corner (px, py)
+ * projects into the longest edge). */
+static double sliver_top(const tri_frame *f, double x)
+{
+    if (x < f->px)
+        return f->px > 0 ? f->py * x / f->px : f->py;
+    return f->L > f->px ? f->py * (f->L - x) / (f->L - f->px) : f->py;
+}
+
+/* Emits grid points of spacing h inside triangle t = (a, b, cc) with unit
+ * normal n, in the frame of its longest edge; the centroid when none falls
+ * inside. With out == NULL only counts. */
+static size_t sample_triangle(const double *a, const double *b, const double *cc, const double *n, double h,
+                              uint32_t comp, uint32_t t, sample *out)
+{
+    tri_frame f;
+    triangle_frame(a, b, cc, n, &f);
     size_t count = 0;
-    if (py > 0) {
-        for (double y = 0.5 * h; y < py; y += h) {
-            double f = y / py;
-            double x0 = px * f, x1 = L + (px - L) * f;
-            double first = (floor(x0 / h - 0.5) + 1.5) * h; /* grid points (i + 1/2) h */
-            for (double x = first; x < x1; x += h) {
+    if (f.py > 0) {
+        for (double y = 0.5 * h; y < f.py; y += h) {
+            double ft = y / f.py;
+            double x0 = f.px * ft, x1 = f.L + (f.px - f.L) * ft;
+            for (double x = (floor(x0 / h - 0.5) + 1.5) * h; x < x1; x += h) { /* grid points (i + 1/2) h */
                 if (out) {
                     sample *sp = out + count;
                     for (int i = 0; i < 3; i++) {
-                        sp->p[i] = (float)(o[i] + x * u[i] + y * w[i]);
+                        sp->p[i] = (float)(f.o[i] + x * f.u[i] + y * f.w[i]);
                         sp->n[i] = (float)n[i];
                     }
                     sp->comp = comp;
                     sp->bin = normal_bin(n);
+                    sp->tri = t;
+                    /* the farthest finer point in its cell */
+                    sp->r = (float)(M_SQRT2 * (PATCH_K / 2) * h / PATCH_K * 1.0001);
                 }
                 count++;
             }
         }
     }
     if (count == 0) {
+        /* A sliver or a small triangle: samples along it, one per slab of
+         * its length at most h wide, halfway up the triangle. */
+        size_t ns = f.L > h ? (size_t)ceil(f.L / h) : 1;
         if (out) {
-            for (int i = 0; i < 3; i++) {
-                out->p[i] = (float)((a[i] + b[i] + cc[i]) / 3);
-                out->n[i] = (float)n[i];
+            double w = f.L / (double)ns;
+            for (size_t i = 0; i < ns; i++) {
+                double x = (i + 0.5) * w, y = 0.5 * sliver_top(&f, x);
+                sample *sp = out + i;
+                for (int k = 0; k < 3; k++) {
+                    sp->p[k] = (float)(f.o[k] + x * f.u[k] + y * f.w[k]);
+                    sp->n[k] = (float)n[k];
+                }
+                sp->comp = comp;
+                sp->bin = normal_bin(n);
+                sp->tri = t | SLIVER;
+                sp->r = (float)(sqrt(w * w / 9 + f.py * f.py) * 1.0001);
             }
-            out->comp = comp;
-            out->bin = normal_bin(n);
         }
-        count = 1;
+        count = ns;
     }
     return count;
 }
@@ -691,7 +755,7 @@ static q_status build_samples(ctx *c, double h, const uint32_t *comp, const uint
             continue;
         for (int i = 0; i < 3; i++)
             n[i] /= l;
-        total += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, 0, NULL);
+        total += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, 0, (uint32_t)t, NULL);
         if (total > (1u << 26))
             return fail(c, Q_ERR_TOO_LARGE, "too many surface samples: raise sample_spacing");
     }
@@ -708,7 +772,8 @@ static q_status build_samples(ctx *c, double h, const uint32_t *comp, const uint
         double sgn = flip[t] ? -1.0 : 1.0;
         for (int i = 0; i < 3; i++)
             n[i] = sgn * n[i] / l;
-        at += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, comp[t], raw + at);
+        at += sample_triangle(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], n, h, comp[t], (uint32_t)t,
+                              raw + at);
     }
     /* grid over the vertices' bounds */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -747,6 +812,8 @@ static q_status build_samples(ctx *c, double h, const uint32_t *comp, const uint
         c->cell_start[i] = c->cell_start[i - 1];
     c->cell_start[0] = 0;
     c->nsamp = total;
+    for (size_t i = 0; i < total; i++)
+        c->max_r = fmax(c->max_r, c->samp[i].r);
     q_free(raw, (total ? total : 1) * sizeof *raw);
     return Q_OK;
 }
@@ -764,6 +831,7 @@ static bool hull_points(ctx *c, const double *pts, size_t n)
     }
     q_hull_def def = q_default_hull_def();
     def.epsilon = c->s;
+    def.lean = true;
     char herr[128];
     q_status st = q_hull(pts, n, &def, c->hv, c->hi, &c->info, herr, sizeof herr);
     if (st != Q_OK) {
@@ -773,6 +841,64 @@ static bool hull_points(ctx *c, const double *pts, size_t n)
         return false;
     }
     return true;
+}
+
+/* The error of sample sp's patch points against the np planes in
+ * c->planes, starting from worst: the largest ray among them that passes
+ * it, else worst. */
+static double patch_error(const ctx *c, const sample *sp, size_t np, double worst)
+{
+    const uint32_t *tv = c->tri + 3 * (size_t)(sp->tri & ~SLIVER);
+    const double d[3] = {sp->n[0], sp->n[1], sp->n[2]};
+    tri_frame f;
+    triangle_frame(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], d, &f);
+    const double hf = c->h / PATCH_K;
+    double q[3 * PATCH_K * PATCH_K];
+    size_t nq = 0;
+    double e[3] = {sp->p[0] - f.o[0], sp->p[1] - f.o[1], sp->p[2] - f.o[2]};
+    double x0 = dot3(e, f.u), y0 = dot3(e, f.w);
+    if (sp->tri & SLIVER) {
+        size_t ns = f.L > c->h ? (size_t)ceil(f.L / c->h) : 1;
+        double w = f.L / (double)ns / PATCH_K;
+        for (int a = -(PATCH_K / 2); a <= PATCH_K / 2; a++)
+            for (int b = 0; b < PATCH_K; b++) {
+                double x = x0 + a * w, y = sliver_top(&f, x) * (b + 0.5) / PATCH_K;
+                if (x < 0 || x > f.L || (!a && 2 * b + 1 == PATCH_K))
+                    continue;
+                for (int i = 0; i < 3; i++)
+                    q[3 * nq + i] = f.o[i] + x * f.u[i] + y * f.w[i];
+                nq++;
+            }
+    } else {
+        for (int a = -(PATCH_K / 2); a <= PATCH_K / 2; a++)
+            for (int b = -(PATCH_K / 2); b <= PATCH_K / 2; b++) {
+                double x = x0 + a * hf, y = y0 + b * hf;
+                if ((a || b) && in_triangle(&f, x, y)) {
+                    for (int i = 0; i < 3; i++)
+                        q[3 * nq + i] = f.o[i] + x * f.u[i] + y * f.w[i];
+                    nq++;
+                }
+            }
+    }
+    const double s = c->s;
+    for (size_t i = 0; i < nq; i++) {
+        const double *p = q + 3 * i;
+        double tmin = INFINITY;
+        for (size_t j = 0; j < np; j++) {
+            const double *pl = c->planes + 4 * j;
+            double dp = dot3(pl, p) - pl[3];
+            if (dp > s) {
+                tmin = -INFINITY;
+                break;
+            }
+            double nd = dot3(pl, d);
+            if (nd > 1e-9 && -dp < tmin * nd && (tmin = -dp / nd) <= worst)
+                break;
+        }
+        if (tmin > worst && tmin < INFINITY)
+            worst = tmin;
+    }
+    return worst;
 }
 
 /* Concavity error of the hull in c->hv/c->hi of pts (see hacd.h, step 4).
@@ -822,8 +948,8 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
         }
     int i0[3], i1[3];
     for (int a = 0; a < 3; a++) {
-        i0[a] = cell_coord(c, lo[a] - c->s, a);
-        i1[a] = cell_coord(c, hi[a] + c->s, a);
+        i0[a] = cell_coord(c, lo[a] - c->s - c->max_r, a);
+        i1[a] = cell_coord(c, hi[a] + c->s + c->max_r, a);
     }
     if (!grow((void **)&c->bin_items, &c->bincap, np ? np : 1, sizeof(uint32_t))) {
         fail(c, Q_ERR_MEMORY, "out of memory");
@@ -842,6 +968,8 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
     }
     const double s = c->s;
     double worst = s; /* errors up to s are quantization noise */
+    /* patches are refined only where they could raise the error past this */
+    double floor_ = fmax(worst, c->refine_floor);
     size_t hint = 0;
     const double *planes = c->planes;
     for (int x = i0[0]; x <= i1[0]; x++)
@@ -853,55 +981,62 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
                 if (sp->comp != comp)
                     continue;
                 double p[3] = {sp->p[0], sp->p[1], sp->p[2]}, d[3] = {sp->n[0], sp->n[1], sp->n[2]};
+                const double r = sp->r, r2 = r * r;
                 /* The plane that settled the previous sample first: samples
                  * come in spatial order, so it usually settles this one. */
                 const double *pl = planes + 4 * hint;
                 double dp = dot3(pl, p) - pl[3];
-                if (dp > s)
-                    continue;
-                double nd = dot3(pl, d);
-                if (nd > 1e-9 && -dp <= worst * nd)
-                    continue;
-                bool settled = false;
-                for (uint32_t k = c->bin_start[sp->bin]; k < c->bin_start[sp->bin + 1]; k++) {
-                    pl = planes + 4 * c->bin_items[k];
-                    dp = dot3(pl, p) - pl[3];
-                    nd = dot3(pl, d);
-                    if (dp > s || (nd > 1e-9 && -dp <= worst * nd)) {
-                        hint = c->bin_items[k];
-                        settled = true;
-                        break;
-                    }
-                }
-                if (settled)
-                    continue;
+                if (dp > s + r)
+                    continue; /* the sample and its whole patch are outside */
+                /* Per plane: the sample is settled when outside (more than
+                 * s above) or when its ray cannot pass the error so far;
+                 * the patch (points within r in the tangent plane, where
+                 * n . (q - p) <= r sqrt(1 - nd^2)) when all of it is outside
+                 * or no ray from it can pass floor_. */
+                bool point_done = false, patch_done = false;
                 double tmin = INFINITY;
-                for (size_t j = 0; j < np; j++) {
+                /* Planes in order: the hint, those of the sample's normal
+                 * bin, then all (the ray needs all of them). */
+                size_t nbin = c->bin_start[sp->bin + 1] - c->bin_start[sp->bin];
+                const uint32_t *bin = c->bin_items + c->bin_start[sp->bin];
+                for (size_t k = 0; k < 1 + nbin + np; k++) {
+                    size_t j = k == 0 ? hint : k <= nbin ? bin[k - 1] : k - 1 - nbin;
+                    bool all = k > nbin;
                     pl = planes + 4 * j;
                     dp = dot3(pl, p) - pl[3];
-                    if (dp > s) { /* outside */
-                        hint = j;
-                        settled = true;
-                        break;
+                    double nd = dot3(pl, d);
+                    if (!point_done) {
+                        if (dp > s || (nd > 1e-9 && -dp <= worst * nd))
+                            point_done = true;
+                        else if (all && nd > 1e-9 && -dp < tmin * nd)
+                            tmin = -dp / nd;
+                        if (point_done)
+                            hint = j;
                     }
-                    nd = dot3(pl, d);
-                    if (nd > 1e-9) {
-                        double t = -dp / nd;
-                        if (t < tmin) {
-                            tmin = t;
-                            if (tmin <= worst) { /* cannot raise the error */
-                                hint = j;
-                                settled = true;
-                                break;
-                            }
+                    if (!patch_done) {
+                        double sin2 = 1 - nd * nd, out = dp - s;
+                        if (out > 0 && out * out > r2 * sin2) {
+                            patch_done = true;
+                        } else if (nd > 1e-9) {
+                            double room = floor_ * nd + dp;
+                            patch_done = room >= 0 && r2 * sin2 <= room * room;
                         }
                     }
+                    if (point_done && patch_done)
+                        break;
                 }
-                if (settled || tmin == INFINITY)
-                    continue;
-                worst = tmin;
-                if (worst > limit)
-                    return worst;
+                if (!point_done && tmin < INFINITY) {
+                    worst = tmin;
+                    if (worst > limit)
+                        return worst;
+                    floor_ = worst > c->refine_floor ? worst : c->refine_floor;
+                }
+                if (!patch_done) {
+                    worst = patch_error(c, sp, np, worst);
+                    if (worst > limit)
+                        return worst;
+                    floor_ = worst > c->refine_floor ? worst : c->refine_floor;
+                }
             }
         }
     return worst <= s ? 0 : worst;
@@ -1606,6 +1741,8 @@ q_status q_hacd(const q_mesh *m, const q_hacd_params *params, q_hacd_result *out
     }
     double h = p.sample_spacing > 0 ? p.sample_spacing : sqrt(area / HACD_TARGET_SAMPLES);
     h = fmax(h, c.s);
+    c.h = h;
+    c.refine_floor = p.concavity;
     if (build_samples(&c, h, comp, flip) != Q_OK)
         goto cleanup;
     /* clusters */

@@ -13,14 +13,23 @@
  *      triangles that share a mesh edge or a welded vertex, and between
  *      connected components closer than connect_dist.
  *   3. Surface samples on a uniform grid of spacing sample_spacing in each
- *      triangle's plane (at least one per triangle), bucketed in a spatial
- *      grid.
+ *      triangle's plane (a triangle that holds no grid point: samples along
+ *      it, one per sample_spacing of its length), bucketed in a spatial
+ *      grid. Each sample stands for a patch: the points of the grid three
+ *      times finer in its cell.
  *   4. Per graph edge, the predicted hull of the two clusters' hull points
- *      (q_hull with epsilon connect_dist) and its concavity error:
+ *      (q_hull with epsilon connect_dist, its lean build) and its concavity
+ *      error:
  *        solid hull: for each sample of the same connected component inside
  *          the hull (within connect_dist), the distance along the sample's
  *          surface normal to the hull's boundary; the error is the longest
- *          (the evaluation stops once past the limit);
+ *          (the evaluation stops once past the limit). Where a sample's
+ *          patch could hold a longer ray than both that and the concavity
+ *          (bounded from the patch radius and the angle between the
+ *          sample's normal and each hull plane), the patch's points are
+ *          tested too: a hull that takes in a strip of surface narrower than
+ *          the sample spacing is rated by it, not by the samples just
+ *          outside;
  *        flat hull (all points within connect_dist of a plane): the square
  *          root of the area the hull adds to the clusters' surface.
  *   5. Edges in a priority queue by error plus volume_weight times the cube
