@@ -24,6 +24,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define Q_CLIP_MAX 64
@@ -1204,6 +1205,113 @@ static int triangle_hull(const q_poly *a, const q_poly *b, double margin, unsign
     return sat_contact(a, b, margin, cd, &x, m);
 }
 
+/* World face planes (nx, ny, nz, d) of a hull poly, into buf when it has
+ * room, else into fresh memory (*heap set). NULL when out of memory. */
+static double (*hull_planes(const q_poly *p, double (*buf)[4], uint32_t cap, bool *heap))[4]
+{
+    *heap = p->nf > cap;
+    double (*pl)[4] = *heap ? malloc(p->nf * sizeof *pl) : buf;
+    if (pl)
+        for (uint32_t f = 0; f < p->nf; f++)
+            poly_face_plane(p, f, pl[f], &pl[f][3]);
+    return pl;
+}
+
+#define Q_HULL_PLANES_STACK 128
+
+/* Two hulls: SAT over both face sets, then edge pairs pruned on the Gauss
+ * map (Gregorius, GDC 2013): only pairs whose face-normal arcs cross build
+ * a face of the Minkowski difference, and their separation needs no support
+ * query. World planes are computed once per call, not once per pair.
+ * Returns 0 (no contact) also when a very large hull's planes cannot be
+ * allocated. */
+static int hull_hull(const q_poly *a, const q_poly *b, double margin, q_manifold *m)
+{
+    double bufa[Q_HULL_PLANES_STACK][4], bufb[Q_HULL_PLANES_STACK][4];
+    bool heap_a, heap_b;
+    double (*pa)[4] = hull_planes(a, bufa, Q_HULL_PLANES_STACK, &heap_a);
+    double (*pb)[4] = hull_planes(b, bufb, Q_HULL_PLANES_STACK, &heap_b);
+    int result = 0;
+    if (!pa || !pb)
+        goto done;
+    double cd[3];
+    sub3(b->c, a->c, cd);
+    sat_axes x = {-INFINITY, -INFINITY, -INFINITY, 0, 0, 0, 0, {0}, {0}, {0}};
+    for (uint32_t f = 0; f < a->nf; f++) {
+        double sep = poly_min(b, pa[f]) - pa[f][3];
+        if (sep > x.sa) {
+            x.sa = sep;
+            x.fa = f;
+        }
+        if (sep > margin)
+            goto done;
+    }
+    for (uint32_t f = 0; f < b->nf; f++) {
+        double sep = poly_min(a, pb[f]) - pb[f][3];
+        if (sep > x.sb) {
+            x.sb = sep;
+            x.fb = f;
+        }
+        if (sep > margin)
+            goto done;
+    }
+    const q_hull_data *ha = a->s->hull, *hb = b->s->hull;
+    for (uint32_t i = 0; i < a->ne; i++) {
+        const double *na1 = pa[ha->edge_faces[2 * i]], *na2 = pa[ha->edge_faces[2 * i + 1]];
+        double bxa[3], a0[3], a1[3], da[3] = {0, 0, 0};
+        cross3(na2, na1, bxa);
+        bool have_a = false;
+        for (uint32_t j = 0; j < b->ne; j++) {
+            /* B's normals enter negated (the Minkowski difference A - B) */
+            const double *nb1 = pb[hb->edge_faces[2 * j]], *nb2 = pb[hb->edge_faces[2 * j + 1]];
+            double cba = -dot3(nb1, bxa), dba = -dot3(nb2, bxa);
+            if (!(cba * dba < 0))
+                continue;
+            double dxc[3];
+            cross3(nb2, nb1, dxc); /* (-nb2) x (-nb1) */
+            double adc = dot3(na1, dxc), bdc = dot3(na2, dxc);
+            if (!(adc * bdc < 0 && cba * bdc > 0))
+                continue;
+            if (!have_a) {
+                poly_edge(a, i, a0, a1);
+                sub3(a1, a0, da);
+                have_a = true;
+            }
+            double b0[3], b1[3], db[3], L[3];
+            poly_edge(b, j, b0, b1);
+            sub3(b1, b0, db);
+            cross3(da, db, L);
+            double l = norm3(L);
+            if (l < 1e-6 * norm3(da) * norm3(db))
+                continue;
+            double rel[3], diff[3];
+            sub3(a0, a->c, rel);
+            double sg = dot3(L, rel) < 0 ? -1 : 1;
+            for (int k = 0; k < 3; k++)
+                L[k] *= sg / l;
+            sub3(b0, a0, diff);
+            double sep = dot3(L, diff);
+            if (sep > margin)
+                goto done;
+            if (sep > x.se) {
+                x.se = sep;
+                memcpy(x.L, L, sizeof L);
+                memcpy(x.da, da, sizeof da);
+                memcpy(x.db, db, sizeof db);
+                x.ia = i;
+                x.ib = j;
+            }
+        }
+    }
+    result = sat_contact(a, b, margin, cd, &x, m);
+done:
+    if (heap_a)
+        free(pa);
+    if (heap_b)
+        free(pb);
+    return result;
+}
+
 int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags, q_manifold *m)
 {
     m->count = 0;
@@ -1211,6 +1319,8 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
         return box_box(a, b, margin, m);
     if (!a->s && b->s && b->s->kind == Q_COLLIDER_BOX && !(flags & Q_NP_FACE_ONLY))
         return triangle_box(a, b, margin, flags, m);
+    if (!flags && a->s && b->s && a->s->kind == Q_COLLIDER_HULL && b->s->kind == Q_COLLIDER_HULL)
+        return hull_hull(a, b, margin, m);
     if (!a->s && b->s && b->s->kind == Q_COLLIDER_HULL && !(flags & Q_NP_FACE_ONLY)) {
         int r = triangle_hull(a, b, margin, flags, m);
         if (r >= 0)
@@ -1252,66 +1362,6 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
     }
     double ebest[3] = {0, 0, 0}, eda[3] = {0, 0, 0}, edb[3] = {0, 0, 0};
     uint32_t eia = 0, eib = 0;
-    if (a->s && b->s && a->s->kind == Q_COLLIDER_HULL && b->s->kind == Q_COLLIDER_HULL) {
-        /* Gauss map pruning (Gregorius, GDC 2013): only edge pairs whose
-         * face-normal arcs cross build a face of the Minkowski difference;
-         * their separation needs no support query. */
-        const q_hull_data *ha = a->s->hull, *hb = b->s->hull;
-        for (uint32_t i = 0; i < a->ne; i++) {
-            double na1[3], na2[3], d1, a0[3], a1[3], da[3] = {0, 0, 0};
-            poly_face_plane(a, ha->edge_faces[2 * i], na1, &d1);
-            poly_face_plane(a, ha->edge_faces[2 * i + 1], na2, &d1);
-            bool have_a = false;
-            for (uint32_t j = 0; j < b->ne; j++) {
-                double nb1[3], nb2[3], d2;
-                poly_face_plane(b, hb->edge_faces[2 * j], nb1, &d2);
-                poly_face_plane(b, hb->edge_faces[2 * j + 1], nb2, &d2);
-                for (int k = 0; k < 3; k++) {
-                    nb1[k] = -nb1[k];
-                    nb2[k] = -nb2[k];
-                }
-                double bxa[3], dxc[3];
-                cross3(na2, na1, bxa);
-                cross3(nb2, nb1, dxc);
-                double cba = dot3(nb1, bxa), dba = dot3(nb2, bxa), adc = dot3(na1, dxc), bdc = dot3(na2, dxc);
-                if (!(cba * dba < 0 && adc * bdc < 0 && cba * bdc > 0))
-                    continue;
-                if (!have_a) {
-                    poly_edge(a, i, a0, a1);
-                    sub3(a1, a0, da);
-                    have_a = true;
-                }
-                double b0[3], b1[3], db[3], L[3];
-                poly_edge(b, j, b0, b1);
-                sub3(b1, b0, db);
-                cross3(da, db, L);
-                double l = norm3(L);
-                if (l < 1e-6 * norm3(da) * norm3(db))
-                    continue;
-                for (int k = 0; k < 3; k++)
-                    L[k] /= l;
-                double rel[3];
-                sub3(a0, ca, rel);
-                if (dot3(L, rel) < 0)
-                    for (int k = 0; k < 3; k++)
-                        L[k] = -L[k];
-                double diff[3];
-                sub3(b0, a0, diff);
-                double sep = dot3(L, diff);
-                if (sep > margin)
-                    return 0;
-                if (sep > se) {
-                    se = sep;
-                    memcpy(ebest, L, sizeof L);
-                    memcpy(eda, da, sizeof da);
-                    memcpy(edb, db, sizeof db);
-                    eia = i;
-                    eib = j;
-                }
-            }
-        }
-        goto chosen;
-    }
     for (uint32_t i = 0; i < a->ne; i++) {
         /* boxes: only the 3 distinct directions */
         if (a->s && a->s->kind == Q_COLLIDER_BOX && (i % 4) != 0)
@@ -1359,7 +1409,6 @@ int q_poly_poly(const q_poly *a, const q_poly *b, double margin, unsigned flags,
             }
         }
     }
-chosen:;
     sat_axes best = {sa, sb, se, fa, fb, eia, eib, {0}, {0}, {0}};
     memcpy(best.L, ebest, sizeof ebest);
     memcpy(best.da, eda, sizeof eda);
