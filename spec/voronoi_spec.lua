@@ -127,6 +127,22 @@ describe("quarry.voronoi", function()
     check_against_voroxx(sites, {0, 0, 0}, {10, 10, 10})
   end)
 
+  it("matches voro++ on lattices (bisectors through cell vertices)", function()
+    -- sites of a body-centred lattice and of a square grid lie four and more
+    -- on a sphere: cuts pass exactly through vertices and leave edges of no
+    -- length, which must merge (faces with no area are no faces)
+    local bcc, grid = {}, {}
+    for x = 0, 2 do for y = 0, 2 do for z = 0, 2 do
+      bcc[#bcc + 1] = {(x + 0.25) / 3, (y + 0.25) / 3, (z + 0.25) / 3}
+      bcc[#bcc + 1] = {(x + 0.75) / 3, (y + 0.75) / 3, (z + 0.75) / 3}
+    end end end
+    for x = 0, 4 do for y = 0, 4 do grid[#grid + 1] = {(x + 0.5) / 5, (y + 0.5) / 5, 0.5} end end
+    for _, sites in ipairs({bcc, grid}) do
+      local cells = check_against_voroxx(sites, {0, 0, 0}, {1, 1, 1})
+      for _, c in ipairs(cells) do check_cell_closed(c) end
+    end
+  end)
+
   it("gives one box for one site and halves for two", function()
     local one = quarry.voronoi({{0.5, 0.5, 0.5}}, {0, 0, 0}, {2, 1, 1})
     assert.are.equal(1, #one)

@@ -1,10 +1,11 @@
 /* Voronoi cells of point sites inside a box, by box cutting (design note
  * 003): each cell starts as the box around its site and is cut by the
- * bisector plane of each neighbour in order of distance (neighbours from a
- * uniform grid) until the next neighbour is farther than twice the largest
+ * bisector plane of each neighbour, nearest blocks of a uniform grid first,
+ * until the next block of the grid is farther than twice the largest
  * distance from the site to a cell vertex; no later bisector can reach the
- * cell then. The cell is kept as vertices and planar faces (vertex loops
- * with the plane's neighbour), never rebuilt by a general hull.
+ * cell then. The cell is kept as vertices, edges and planes (every vertex
+ * joins three edges and three planes), never rebuilt by a general hull;
+ * faces are read off its edges at the end.
  */
 #ifndef Q_VORONOI_H
 #define Q_VORONOI_H
@@ -29,6 +30,14 @@ typedef struct q_voronoi_cell {
 typedef struct q_voronoi {
     size_t cell_count; /* one per site, in site order */
     q_voronoi_cell *cells;
+    /* Storage of all cells' arrays when q_voronoi_compute made them (one
+     * block of doubles, one of ints; the cells point into them). NULL when
+     * each cell's arrays were allocated on their own (q_voronoi_free then
+     * frees them cell by cell). */
+    double *doubles;
+    size_t doubles_cap;
+    int *ints;
+    size_t ints_cap;
 } q_voronoi;
 
 /* Computes the cells of count sites (x, y, z triples) clipped to the box
