@@ -25,7 +25,11 @@
  * buffers, rtcCommitScene at RTC_BUILD_QUALITY_LOW or MEDIUM (scene and
  * geometry quality), on rtcNewDevice("threads=1"). Freeing is not timed.
  * A chunk's time is the median of REPS_CHUNK passes; the table gives the
- * mean (total over chunks / count) and the median over chunks.
+ * mean (total over chunks / count) and the median over chunks. Libraries run
+ * in a fresh random order for every chunk and pass (every region pass), so
+ * that none always follows the same one (whose code and data it would find
+ * in cache or not). Chunk builds (microseconds) are wall-clock; region builds
+ * (milliseconds) are timed in thread CPU time, like the ray passes.
  *
  * Memory, bytes per triangle including the mesh. The mesh is positions
  * (12 B/vertex), one material byte per vertex and indices (6 B/triangle at
@@ -330,15 +334,24 @@ struct Measured {
     double nodes;
 };
 
-Measured build_once(Builder b, const Mesh &m, bool use16, RTCDevice dev, EmbreeMemory *mem)
+/* order[0, n) = the builders 0..n-1 in a random order (Fisher-Yates). */
+void shuffle_builders(Rng &rng, Builder *order, int n)
+{
+    for (int i = 0; i < n; i++)
+        order[i] = (Builder)i;
+    for (int i = n - 1; i > 0; i--)
+        std::swap(order[i], order[rng.next() % (uint64_t)(i + 1)]);
+}
+
+Measured build_once(Builder b, const Mesh &m, bool use16, RTCDevice dev, EmbreeMemory *mem, double (*now)())
 {
     Measured r = {0, 0, 0};
     if (b == B_QUARRY || b == B_QUARRY_I16) {
         q_kd_mesh km = m.kd(use16, b == B_QUARRY_I16);
         q_kdtree tree;
-        double t0 = bench_now();
+        double t0 = now();
         bool ok = q_kdtree_build(&tree, &km);
-        r.seconds = bench_now() - t0;
+        r.seconds = now() - t0;
         if (!ok) {
             fprintf(stderr, "bench: q_kdtree_build failed\n");
             exit(1);
@@ -348,17 +361,17 @@ Measured build_once(Builder b, const Mesh &m, bool use16, RTCDevice dev, EmbreeM
         q_kdtree_free(&tree);
     } else if (b == B_BULLET_Q || b == B_BULLET_F) {
         BulletTree bt;
-        double t0 = bench_now();
+        double t0 = now();
         bt.build(m, use16, b == B_BULLET_Q);
-        r.seconds = bench_now() - t0;
+        r.seconds = now() - t0;
         r.nodes = bt.node_count();
         r.bytes = (double)bt.node_bytes();
         bt.release();
     } else {
         long long before = mem->live;
-        double t0 = bench_now();
+        double t0 = now();
         RTCScene s = embree_build(dev, m, b == B_EMBREE_LOW ? RTC_BUILD_QUALITY_LOW : RTC_BUILD_QUALITY_MEDIUM);
-        r.seconds = bench_now() - t0;
+        r.seconds = now() - t0;
         r.bytes = (double)(mem->live - before);
         rtcReleaseScene(s);
     }
@@ -711,18 +724,27 @@ int main(int argc, char **argv)
     std::vector<std::vector<std::vector<double>>> times(
         B_COUNT, std::vector<std::vector<double>>(chunks.size(), std::vector<double>(REPS_CHUNK)));
     double chunk_bytes[B_COUNT] = {0}, chunk_nodes[B_COUNT] = {0};
+    Rng order_rng = {777};
     for (int rep = 0; rep < REPS_CHUNK; rep++)
-        for (size_t c = 0; c < chunks.size(); c++)
-            for (int bi = 0; bi < B_COUNT; bi++) {
-                /* Rotate the order so that no library always runs first. */
-                Builder b = (Builder)((bi + (int)c + rep) % B_COUNT);
-                Measured r = build_once(b, chunks[c], true, dev, &emem);
+        for (size_t c = 0; c < chunks.size(); c++) {
+            /* A fresh random order per chunk and pass: each library runs
+             * first, and after each other one, about equally often. (A
+             * rotation kept the same predecessor for each library: the int16
+             * build always ran right after Embree MEDIUM, whose code and data
+             * had just evicted ours, and the float one after the int16 one,
+             * which had warmed them: 0.7x the int16 speed against 0.97x when
+             * the two alternate.) */
+            Builder order[B_COUNT];
+            shuffle_builders(order_rng, order, B_COUNT);
+            for (Builder b : order) {
+                Measured r = build_once(b, chunks[c], true, dev, &emem, bench_now);
                 times[b][c][rep] = r.seconds;
                 if (rep == 0) {
                     chunk_bytes[b] += r.bytes + mesh_bytes_for(b, chunks[c]);
                     chunk_nodes[b] += r.nodes;
                 }
             }
+        }
     std::vector<double> chunk_time[B_COUNT];
     for (int b = 0; b < B_COUNT; b++)
         for (size_t c = 0; c < chunks.size(); c++)
@@ -731,14 +753,17 @@ int main(int argc, char **argv)
     /* ---- region builds ---- */
     std::vector<double> region_time[B_COUNT];
     double region_bytes[B_COUNT] = {0}, region_nodes[B_COUNT] = {0};
-    for (int rep = 0; rep < REPS_REGION; rep++)
-        for (int bi = 0; bi < B_PEERS_END; bi++) {
-            Builder b = (Builder)((bi + rep) % B_PEERS_END); /* the region's positions do not fit int16 */
-            Measured r = build_once(b, region, false, dev, &emem);
+    for (int rep = 0; rep < REPS_REGION; rep++) {
+        Builder order[B_PEERS_END]; /* the region's positions do not fit int16 */
+        shuffle_builders(order_rng, order, B_PEERS_END);
+        for (Builder b : order) {
+            /* Milliseconds each: thread CPU time, as for rays. */
+            Measured r = build_once(b, region, false, dev, &emem, thread_cpu_now);
             region_time[b].push_back(r.seconds);
             region_bytes[b] = r.bytes + mesh_bytes_for(b, region);
             region_nodes[b] = r.nodes;
         }
+    }
 
     bench_begin("kdtree", dir);
     char title[256], label[200];
