@@ -584,6 +584,58 @@ static int sphere_triangle(const q_poly *p, const q_convex *c, double margin, q_
     return 1;
 }
 
+/* Closest points of segment s0-s1 and triangle t (pt on the triangle, ps
+ * on the segment) and their distance; 0 when the segment meets the
+ * triangle. The closest pair of a segment and a triangle that do not meet
+ * has an end of the segment or an edge of the triangle in it: two point
+ * queries and three segment pairs, in place of GJK for capsules on
+ * terrain. */
+static double segment_triangle(const double s0[3], const double s1[3], const q_poly *t, double pt[3], double ps[3])
+{
+    const double (*v)[3] = (const double(*)[3])t->bv;
+    double d0 = dot3(t->tn, s0) - dot3(t->tn, v[0]), d1 = dot3(t->tn, s1) - dot3(t->tn, v[0]);
+    if ((d0 <= 0 && d1 >= 0) || (d0 >= 0 && d1 <= 0)) {
+        if (d0 != d1) {
+            /* crosses the plane: inside the triangle? */
+            double x[3], q[3];
+            int region;
+            lerp3(s0, s1, d0 / (d0 - d1), x);
+            closest_on_triangle(x, v[0], v[1], v[2], q, &region);
+            if (region == 0) {
+                memcpy(pt, x, 3 * sizeof(double));
+                memcpy(ps, x, 3 * sizeof(double));
+                return 0;
+            }
+        }
+    }
+    double best = INFINITY;
+    for (int e = 0; e < 2; e++) {
+        const double *sp = e ? s1 : s0;
+        double q[3], d[3];
+        int region;
+        closest_on_triangle(sp, v[0], v[1], v[2], q, &region);
+        sub3(sp, q, d);
+        if (dot3(d, d) < best) {
+            best = dot3(d, d);
+            memcpy(pt, q, sizeof q);
+            memcpy(ps, sp, 3 * sizeof(double));
+        }
+    }
+    for (int k = 0; k < 3; k++) {
+        double a, b, x[3], y[3], d[3];
+        segment_closest(v[k], v[(k + 1) % 3], s0, s1, &a, &b);
+        lerp3(v[k], v[(k + 1) % 3], a, x);
+        lerp3(s0, s1, b, y);
+        sub3(y, x, d);
+        if (dot3(d, d) < best) {
+            best = dot3(d, d);
+            memcpy(pt, x, sizeof x);
+            memcpy(ps, y, sizeof y);
+        }
+    }
+    return sqrt(best);
+}
+
 int q_core_poly(const q_poly *p, const q_convex *c, double margin, unsigned flags, q_manifold *m)
 {
     double n[3], sep_best = -INFINITY;
@@ -601,7 +653,8 @@ int q_core_poly(const q_poly *p, const q_convex *c, double margin, unsigned flag
         if (!p->s)
             memcpy(pc.pts, p->bv, 3 * sizeof pc.pts[0]);
         double pp[3], pcore[3];
-        double dist = q_gjk_core(&pc, c, pp, pcore);
+        double dist = !p->s && c->n == 2 ? segment_triangle(c->pts[0], c->pts[1], p, pp, pcore)
+                                         : q_gjk_core(&pc, c, pp, pcore);
         if (dist > 0) {
             if (dist - c->radius > margin)
                 return 0;
@@ -788,12 +841,24 @@ static int face_contact(const q_poly *ref, uint32_t rf, const q_poly *inc, doubl
     poly_face_plane(ref, rf, n, &d);
     uint32_t inf = 0;
     double lo = INFINITY;
-    for (uint32_t f = 0; f < inc->nf; f++) {
-        double fn[3], fd;
-        poly_face_plane(inc, f, fn, &fd);
-        if (dot3(fn, n) < lo) {
-            lo = dot3(fn, n);
-            inf = f;
+    if (inc->s && inc->s->kind == Q_COLLIDER_HULL) {
+        /* in the hull's frame: one rotation instead of one per face */
+        const double *pl = inc->s->hull->planes;
+        double nl[3];
+        quat_rotate_inv(inc->x.q, n, nl);
+        for (uint32_t f = 0; f < inc->nf; f++)
+            if (dot3(pl + 4 * f, nl) < lo) {
+                lo = dot3(pl + 4 * f, nl);
+                inf = f;
+            }
+    } else {
+        for (uint32_t f = 0; f < inc->nf; f++) {
+            double fn[3], fd;
+            poly_face_plane(inc, f, fn, &fd);
+            if (dot3(fn, n) < lo) {
+                lo = dot3(fn, n);
+                inf = f;
+            }
         }
     }
     double ra[Q_CLIP_MAX][3], bufa[Q_CLIP_MAX][3], bufb[Q_CLIP_MAX][3];
