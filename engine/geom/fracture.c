@@ -78,6 +78,8 @@ typedef struct scratch {
     size_t c_deg;
     struct endpoint { double t; int v, kind; } *ends;
     size_t c_ends;
+    uint32_t *vmask;
+    size_t c_vmask;
 } scratch;
 
 static void piece_free(piece *p)
@@ -103,6 +105,7 @@ static void scratch_free(scratch *s)
     q_free(s->nce, s->c_nce * 3 * sizeof(int));
     q_free(s->deg, s->c_deg * sizeof(int));
     q_free(s->ends, s->c_ends * sizeof(struct endpoint));
+    q_free(s->vmask, s->c_vmask * sizeof(uint32_t));
     memset(s, 0, sizeof *s);
 }
 
@@ -370,7 +373,17 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps,
         }
     }
     if (ne) {
-        qsort(s->edges, ne, sizeof(uint64_t), cmp_u64);
+        if (ne <= 64) {
+            for (size_t i = 1; i < ne; i++) {
+                uint64_t x = s->edges[i];
+                size_t j = i;
+                for (; j > 0 && s->edges[j - 1] > x; j--)
+                    s->edges[j] = s->edges[j - 1];
+                s->edges[j] = x;
+            }
+        } else {
+            qsort(s->edges, ne, sizeof(uint64_t), cmp_u64);
+        }
         for (size_t i = 0; i < ne;) {
             size_t j = i;
             while (j < ne && s->edges[j] == s->edges[i])
@@ -406,6 +419,60 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps,
     p->nt = s->n_nt;
     memcpy(p->ce, s->nce, s->n_nce * 3 * sizeof(int));
     p->nce = s->n_nce;
+    return true;
+}
+
+/* The cell's fragment starts as the mesh less the triangles that the clips
+ * would drop whole and untouched: those strictly beyond one of the cell's
+ * first planes (in clip order) and strictly behind every plane before it,
+ * so no earlier clip splits, caps or closes along them; with only the
+ * vertices the rest use. (Dropping a triangle that an earlier plane
+ * crosses would leave a gap in that plane's cap, and closing the cap along
+ * a later plane pairs its ends wrongly.) */
+static bool start_piece(const piece *base, piece *work, scratch *s, const double *planes, const double *poff,
+                        const int *order, int nfc, double eps)
+{
+    if (!grow((void **)&s->vmask, &s->c_vmask, base->nv, sizeof(uint32_t)) ||
+        !grow((void **)&s->remap, &s->cap_r, base->nv, sizeof(int)) ||
+        !grow((void **)&work->v, &work->cv, base->nv, 3 * sizeof(double)) ||
+        !grow((void **)&work->t, &work->ct, base->nt, 3 * sizeof(int)) || !grow((void **)&work->fl, &work->cfl, base->nt, 1))
+        return false;
+    /* per vertex: the first plane it is not strictly behind, and whether it
+     * is strictly beyond that one; a triangle goes when its three vertices
+     * agree on both */
+    for (size_t i = 0; i < base->nv; i++) {
+        const double *x = base->v + 3 * i;
+        uint32_t code = UINT32_MAX;
+        for (int j = 0; j < nfc; j++) {
+            const double *nn = planes + 3 * order[j];
+            double d = x[0] * nn[0] + x[1] * nn[1] + x[2] * nn[2] - poff[order[j]];
+            if (d >= -eps) {
+                code = 2 * (uint32_t)j + (d > eps);
+                break;
+            }
+        }
+        s->vmask[i] = code;
+        s->remap[i] = -1;
+    }
+    work->nv = 0;
+    work->nt = 0;
+    work->nce = 0;
+    for (size_t t = 0; t < base->nt; t++) {
+        const int *tv = base->t + 3 * t;
+        uint32_t code = s->vmask[tv[0]];
+        if ((code & 1) && code != UINT32_MAX && s->vmask[tv[1]] == code && s->vmask[tv[2]] == code)
+            continue;
+        for (int e = 0; e < 3; e++) {
+            int a = tv[e];
+            if (s->remap[a] < 0) {
+                s->remap[a] = (int)work->nv;
+                memcpy(work->v + 3 * work->nv, base->v + 3 * a, 3 * sizeof(double));
+                work->nv++;
+            }
+            work->t[3 * work->nt + e] = s->remap[a];
+        }
+        work->fl[work->nt++] = base->fl[t];
+    }
     return true;
 }
 
@@ -458,15 +525,134 @@ static double rng_unit(uint64_t *state)
     return (double)(rng_next(state) >> 11) * (1.0 / 9007199254740992.0);
 }
 
-/* Ray parity along a fixed skew direction (no axis-aligned grazing). */
-static bool inside_mesh(const piece *m, const double o[3])
+/* Ray parity along a fixed skew direction (no axis-aligned grazing). The
+ * triangles are binned by their shadow on a plane across the ray (a square
+ * grid, each triangle in every cell its shadow's bounds touch, widened by
+ * 1e-7 of the grid's size so rounding cannot drop one): a ray meets only
+ * the triangles of the cell its origin falls in. */
+static const double ray_dir[3] = {0.8944271909999159, 0.3779644730092272, 0.2390457218668787};
+
+typedef struct ray_grid {
+    double u[3], v[3]; /* across ray_dir */
+    double lo[2], cell, margin;
+    int n;             /* n x n cells */
+    int *start;        /* CSR into tris */
+    int *tris;
+    size_t nrefs;
+} ray_grid;
+
+static void ray_grid_free(ray_grid *g)
 {
-    static const double dir[3] = {0.8944271909999159, 0.3779644730092272, 0.2390457218668787};
+    q_free(g->start, g->start ? ((size_t)g->n * g->n + 1) * sizeof(int) : 0);
+    q_free(g->tris, g->nrefs * sizeof(int));
+    memset(g, 0, sizeof *g);
+}
+
+static void shadow_bounds(const ray_grid *g, const piece *m, size_t k, double margin, int c0[2], int c1[2])
+{
+    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+    for (int e = 0; e < 3; e++) {
+        const double *x = m->v + 3 * m->t[3 * k + e];
+        double q[2] = {x[0] * g->u[0] + x[1] * g->u[1] + x[2] * g->u[2], x[0] * g->v[0] + x[1] * g->v[1] + x[2] * g->v[2]};
+        for (int a = 0; a < 2; a++) {
+            lo[a] = q[a] < lo[a] ? q[a] : lo[a];
+            hi[a] = q[a] > hi[a] ? q[a] : hi[a];
+        }
+    }
+    for (int a = 0; a < 2; a++) {
+        double f0 = floor((lo[a] - margin - g->lo[a]) / g->cell), f1 = floor((hi[a] + margin - g->lo[a]) / g->cell);
+        c0[a] = f0 < 0 ? 0 : f0 > g->n - 1 ? g->n - 1 : (int)f0;
+        c1[a] = f1 < 0 ? 0 : f1 > g->n - 1 ? g->n - 1 : (int)f1;
+    }
+}
+
+static bool ray_grid_build(ray_grid *g, const piece *m)
+{
+    memset(g, 0, sizeof *g);
+    const double *d = ray_dir;
+    double a[3] = {-d[1], d[0], 0}; /* d is not along z */
+    double l = sqrt(a[0] * a[0] + a[1] * a[1]);
+    for (int k = 0; k < 3; k++)
+        g->u[k] = a[k] / l;
+    g->v[0] = d[1] * g->u[2] - d[2] * g->u[1];
+    g->v[1] = d[2] * g->u[0] - d[0] * g->u[2];
+    g->v[2] = d[0] * g->u[1] - d[1] * g->u[0];
+    double lo[2] = {INFINITY, INFINITY}, hi[2] = {-INFINITY, -INFINITY};
+    for (size_t i = 0; i < m->nv; i++) {
+        const double *x = m->v + 3 * i;
+        double q[2] = {x[0] * g->u[0] + x[1] * g->u[1] + x[2] * g->u[2], x[0] * g->v[0] + x[1] * g->v[1] + x[2] * g->v[2]};
+        for (int k = 0; k < 2; k++) {
+            lo[k] = q[k] < lo[k] ? q[k] : lo[k];
+            hi[k] = q[k] > hi[k] ? q[k] : hi[k];
+        }
+    }
+    double size = fmax(hi[0] - lo[0], hi[1] - lo[1]);
+    if (!(size > 0))
+        size = 1;
+    int n = (int)ceil(sqrt((double)m->nt / 2));
+    g->n = n < 1 ? 1 : n > 256 ? 256 : n;
+    g->cell = size / g->n;
+    g->lo[0] = lo[0];
+    g->lo[1] = lo[1];
+    double margin = g->margin = 1e-7 * size;
+    size_t cells = (size_t)g->n * g->n;
+    g->start = q_calloc(cells + 1, sizeof(int));
+    if (!g->start)
+        return false;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t k = 0; k < m->nt; k++) {
+            int c0[2], c1[2];
+            shadow_bounds(g, m, k, margin, c0, c1);
+            for (int y = c0[1]; y <= c1[1]; y++)
+                for (int x = c0[0]; x <= c1[0]; x++) {
+                    size_t c = (size_t)y * g->n + x;
+                    if (pass == 0)
+                        g->start[c + 1]++;
+                    else
+                        g->tris[g->start[c]++] = (int)k;
+                }
+        }
+        if (pass == 0) {
+            for (size_t c = 0; c < cells; c++)
+                g->start[c + 1] += g->start[c];
+            g->nrefs = (size_t)g->start[cells];
+            g->tris = q_alloc((g->nrefs ? g->nrefs : 1) * sizeof(int));
+            if (!g->tris) {
+                g->nrefs = 0;
+                return false;
+            }
+            if (!g->nrefs)
+                g->nrefs = 1;
+        }
+    }
+    for (size_t c = cells; c > 0; c--)
+        g->start[c] = g->start[c - 1];
+    g->start[0] = 0;
+    return true;
+}
+
+static bool inside_mesh(const piece *m, const ray_grid *g, const double o[3])
+{
+    const double *dir = ray_dir;
+    double q[2] = {o[0] * g->u[0] + o[1] * g->u[1] + o[2] * g->u[2], o[0] * g->v[0] + o[1] * g->v[1] + o[2] * g->v[2]};
+    int c[2];
+    for (int a = 0; a < 2; a++) {
+        double f = floor((q[a] - g->lo[a]) / g->cell);
+        if (f < 0 && q[a] >= g->lo[a] - g->margin)
+            f = 0;
+        if (f >= g->n && q[a] <= g->lo[a] + g->n * g->cell + g->margin)
+            f = g->n - 1;
+        if (!(f >= 0 && f < g->n))
+            return false; /* beyond every triangle's shadow */
+        c[a] = (int)f;
+    }
+    size_t cell = (size_t)c[1] * g->n + c[0];
     int hits = 0;
-    for (size_t k = 0; k < m->nt; k++) {
-        const double *a = m->v + 3 * m->t[3 * k], *b = m->v + 3 * m->t[3 * k + 1], *c = m->v + 3 * m->t[3 * k + 2];
+    for (int i = g->start[cell]; i < g->start[cell + 1]; i++) {
+        size_t k = (size_t)g->tris[i];
+        const double *a = m->v + 3 * m->t[3 * k], *b = m->v + 3 * m->t[3 * k + 1], *c2 = m->v + 3 * m->t[3 * k + 2];
         double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        double e2[3] = {c2[0] - a[0], c2[1] - a[1], c2[2] - a[2]};
         double pv[3] = {dir[1] * e2[2] - dir[2] * e2[1], dir[2] * e2[0] - dir[0] * e2[2], dir[0] * e2[1] - dir[1] * e2[0]};
         double det = e1[0] * pv[0] + e1[1] * pv[1] + e1[2] * pv[2];
         if (det == 0)
@@ -560,47 +746,43 @@ static int uf_find(int *parent, int x)
  * joined through edges (two separate convex parts are not one convex piece). */
 static bool piece_convex(const piece *p, double eps)
 {
-    size_t ne = 3 * p->nt;
-    typedef struct rec {
-        uint64_t key; /* first member: sorted by cmp_u64 */
-        uint32_t t;
-    } rec;
+    /* directed edges in an open-addressing table: key (a, b) -> triangle */
+    size_t ne = 3 * p->nt, cap = 16;
+    while (cap < 2 * ne)
+        cap *= 2;
     int *parent = q_alloc(p->nt * sizeof(int));
-    uint64_t *keys = q_alloc(ne * sizeof(uint64_t));
-    uint32_t *tri = q_alloc(ne * sizeof(uint32_t));
-    rec *r = q_alloc(ne * sizeof(rec));
-    bool convex = parent && keys && tri && r;
+    uint64_t *keys = q_alloc(cap * sizeof(uint64_t));
+    uint32_t *tri = q_alloc(cap * sizeof(uint32_t));
+    bool convex = parent && keys && tri;
     if (convex) {
-        for (size_t k = 0; k < p->nt; k++) {
+        memset(keys, 0xff, cap * sizeof(uint64_t));
+        for (size_t k = 0; k < p->nt && convex; k++) {
             parent[k] = (int)k;
             for (int e = 0; e < 3; e++) {
                 uint32_t a = (uint32_t)p->t[3 * k + e], b = (uint32_t)p->t[3 * k + (e + 1) % 3];
-                r[3 * k + e].key = ((uint64_t)a << 32) | b;
-                r[3 * k + e].t = (uint32_t)k;
+                uint64_t key = ((uint64_t)a << 32) | b;
+                size_t h = (size_t)mix64(key) & (cap - 1);
+                while (keys[h] != UINT64_MAX && keys[h] != key)
+                    h = (h + 1) & (cap - 1);
+                if (keys[h] == key)
+                    convex = false; /* an edge used twice the same way: not a solid */
+                keys[h] = key;
+                tri[h] = (uint32_t)k;
             }
         }
-        qsort(r, ne, sizeof(rec), cmp_u64);
-        for (size_t i = 0; i < ne; i++) {
-            keys[i] = r[i].key;
-            tri[i] = r[i].t;
-        }
     }
-    q_free(r, ne * sizeof(rec));
-    for (size_t i = 0; convex && i < ne; i++) {
+    for (size_t i = 0; convex && i < cap; i++) {
+        if (keys[i] == UINT64_MAX)
+            continue;
         uint64_t rev = (keys[i] << 32) | (keys[i] >> 32);
-        size_t lo = 0, hi = ne;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (keys[mid] < rev)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo >= ne || keys[lo] != rev) {
+        size_t h = (size_t)mix64(rev) & (cap - 1);
+        while (keys[h] != UINT64_MAX && keys[h] != rev)
+            h = (h + 1) & (cap - 1);
+        if (keys[h] != rev) {
             convex = false; /* open: not a solid */
             break;
         }
-        int t = (int)tri[i], u = (int)tri[lo];
+        int t = (int)tri[i], u = (int)tri[h];
         int ra = uf_find(parent, t), rb = uf_find(parent, u);
         if (ra != rb)
             parent[ra] = rb;
@@ -623,8 +805,8 @@ static bool piece_convex(const piece *p, double eps)
             if (uf_find(parent, (int)k) != root)
                 convex = false;
     }
-    q_free(keys, ne * sizeof(uint64_t));
-    q_free(tri, ne * sizeof(uint32_t));
+    q_free(keys, cap * sizeof(uint64_t));
+    q_free(tri, cap * sizeof(uint32_t));
     q_free(parent, p->nt * sizeof(int));
     return convex;
 }
@@ -731,7 +913,9 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
     q_voronoi *vor = NULL;
     const char *fail = NULL;
     double *planes = NULL;
-    size_t planes_cap = 0;
+    size_t planes_cap = 0, order_cap = 0;
+    int *order = NULL;
+    ray_grid rays = {0};
     if (!weld(m, &base)) {
         fail = "out of memory";
         goto done;
@@ -748,6 +932,10 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
                 f->sites[3 * i + k] = x;
             }
     } else {
+        if (!ray_grid_build(&rays, &base)) {
+            fail = "out of memory";
+            goto done;
+        }
         uint64_t st = mix64(p->seed ^ 0x5175617272794672ull);
         double r0 = 0.1 * diag;
         size_t got = 0, tries = 0, limit = 2000 * n + 20000;
@@ -764,7 +952,7 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
                 if (rng_unit(&st) >= keep)
                     continue;
             }
-            if (!inside_mesh(&base, x))
+            if (!inside_mesh(&base, &rays, x))
                 continue;
             memcpy(f->sites + 3 * got, x, sizeof x);
             got++;
@@ -783,32 +971,41 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
     }
     double eps = 1e-9 * diag;
     for (size_t c = 0; c < n; c++) {
-        work.nv = base.nv;
-        work.nt = base.nt;
-        if (!grow((void **)&work.v, &work.cv, base.nv, 3 * sizeof(double)) ||
-            !grow((void **)&work.t, &work.ct, base.nt, 3 * sizeof(int)) ||
-            !grow((void **)&work.fl, &work.cfl, base.nt, 1)) {
-            fail = "out of memory";
-            goto done;
-        }
-        memcpy(work.v, base.v, base.nv * 3 * sizeof(double));
-        memcpy(work.t, base.t, base.nt * 3 * sizeof(int));
-        memcpy(work.fl, base.fl, base.nt);
-        work.nce = 0;
         const q_voronoi_cell *cell = &vor->cells[c];
-        if (!grow((void **)&planes, &planes_cap, (size_t)cell->face_count, 3 * sizeof(double))) {
+        if (!grow((void **)&planes, &planes_cap, (size_t)cell->face_count, 5 * sizeof(double)) ||
+            !grow((void **)&order, &order_cap, (size_t)cell->face_count, sizeof(int))) {
             fail = "out of memory";
             goto done;
         }
-        for (int fc = 0; fc < cell->face_count && (work.nt || work.nce); fc++) {
+        /* the cell's bisector planes (unit normals; box walls lie outside
+         * the mesh), nearest the site first: they cut away the most */
+        double *poff = planes + 3 * (size_t)cell->face_count, *pdist = poff + cell->face_count;
+        int nfc = 0;
+        for (int fc = 0; fc < cell->face_count; fc++) {
             if (cell->face_neighbor[fc] < 0)
-                continue; /* box walls lie outside the mesh */
+                continue;
             double nn[3], dd;
             q_voronoi_face_plane(vor, c, fc, nn, &dd);
             double l = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
             for (int k = 0; k < 3; k++)
-                planes[3 * fc + k] = nn[k] /= l;
-            if (!clip(&work, &s, nn, dd / l, eps, fc, planes)) {
+                planes[3 * fc + k] = nn[k] / l;
+            poff[fc] = dd / l;
+            pdist[fc] = poff[fc] - (planes[3 * fc] * cell->site[0] + planes[3 * fc + 1] * cell->site[1] +
+                                    planes[3 * fc + 2] * cell->site[2]);
+            int at = nfc++;
+            while (at > 0 && pdist[order[at - 1]] > pdist[fc]) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = fc;
+        }
+        if (!start_piece(&base, &work, &s, planes, poff, order, nfc, eps)) {
+            fail = "out of memory";
+            goto done;
+        }
+        for (int j = 0; j < nfc && (work.nt || work.nce); j++) {
+            int fc = order[j];
+            if (!clip(&work, &s, planes + 3 * fc, poff[fc], eps, fc, planes)) {
                 fail = "out of memory";
                 goto done;
             }
@@ -830,7 +1027,9 @@ q_fracture *q_fracture_mesh(const q_mesh *m, const q_fracture_params *p, char *e
         f->count++;
     }
 done:
-    q_free(planes, planes_cap * 3 * sizeof(double));
+    q_free(planes, planes_cap * 5 * sizeof(double));
+    q_free(order, order_cap * sizeof(int));
+    ray_grid_free(&rays);
     q_voronoi_free(vor);
     piece_free(&base);
     piece_free(&work);
