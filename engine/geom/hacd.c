@@ -901,6 +901,27 @@ static double patch_error(const ctx *c, const sample *sp, size_t np, double wors
     return worst;
 }
 
+/* A sample at signed distance dp above a hull plane whose normal makes
+ * cosine nd with the sample's: settled when outside (more than s above) or
+ * when its ray cannot pass worst. */
+static inline bool point_settled(double dp, double nd, double s, double worst)
+{
+    return dp > s || (nd > 1e-9 && -dp <= worst * nd);
+}
+
+/* The same for the sample's patch, the points within r (r2 = r^2) of it in
+ * its tangent plane, whose heights over the plane differ from dp by at most
+ * r sqrt(1 - nd^2): settled when all are outside or when no ray from them
+ * can pass floor_ ((r sqrt(1 - nd^2) - dp) / nd <= floor_). */
+static inline bool patch_settled(double dp, double nd, double s, double r2, double floor_)
+{
+    double sin2 = 1 - nd * nd, out = dp - s;
+    if (out > 0 && out * out > r2 * sin2)
+        return true;
+    double room = floor_ * nd + dp;
+    return nd > 1e-9 && room >= 0 && r2 * sin2 <= room * room;
+}
+
 /* Concavity error of the hull in c->hv/c->hi of pts (see hacd.h, step 4).
  * surf: the surface area the hull stands for (flat rule); comp: component
  * whose samples count. Returns a value > limit as soon as one is found. */
@@ -947,9 +968,13 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
             hi[a] = fmax(hi[a], pts[3 * c->hv[v] + a]);
         }
     int i0[3], i1[3];
+    float blo[3], bhi[3];
     for (int a = 0; a < 3; a++) {
         i0[a] = cell_coord(c, lo[a] - c->s - c->max_r, a);
         i1[a] = cell_coord(c, hi[a] + c->s + c->max_r, a);
+        /* the box samples must be in for them or their patch to be */
+        blo[a] = (float)(lo[a] - c->s - c->max_r);
+        bhi[a] = (float)(hi[a] + c->s + c->max_r);
     }
     if (!grow((void **)&c->bin_items, &c->bincap, np ? np : 1, sizeof(uint32_t))) {
         fail(c, Q_ERR_MEMORY, "out of memory");
@@ -978,52 +1003,51 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
             const sample *sp = c->samp + c->cell_start[row + i0[2]];
             const sample *end = c->samp + c->cell_start[row + i1[2] + 1];
             for (; sp < end; sp++) {
-                if (sp->comp != comp)
+                if (sp->comp != comp || sp->p[0] < blo[0] || sp->p[0] > bhi[0] || sp->p[1] < blo[1] ||
+                    sp->p[1] > bhi[1] || sp->p[2] < blo[2] || sp->p[2] > bhi[2])
                     continue;
                 double p[3] = {sp->p[0], sp->p[1], sp->p[2]}, d[3] = {sp->n[0], sp->n[1], sp->n[2]};
                 const double r = sp->r, r2 = r * r;
                 /* The plane that settled the previous sample first: samples
                  * come in spatial order, so it usually settles this one. */
                 const double *pl = planes + 4 * hint;
-                double dp = dot3(pl, p) - pl[3];
+                double dp = dot3(pl, p) - pl[3], nd;
                 if (dp > s + r)
                     continue; /* the sample and its whole patch are outside */
-                /* Per plane: the sample is settled when outside (more than
-                 * s above) or when its ray cannot pass the error so far;
-                 * the patch (points within r in the tangent plane, where
-                 * n . (q - p) <= r sqrt(1 - nd^2)) when all of it is outside
-                 * or no ray from it can pass floor_. */
-                bool point_done = false, patch_done = false;
-                double tmin = INFINITY;
-                /* Planes in order: the hint, those of the sample's normal
-                 * bin, then all (the ray needs all of them). */
-                size_t nbin = c->bin_start[sp->bin + 1] - c->bin_start[sp->bin];
+                /* Each plane may settle the sample and its patch; the hint
+                 * first. */
+                nd = dot3(pl, d);
+                bool point_done = point_settled(dp, nd, s, worst), patch_done = patch_settled(dp, nd, s, r2, floor_);
+                if (point_done && patch_done)
+                    continue;
+                /* then the planes of the sample's normal bin */
                 const uint32_t *bin = c->bin_items + c->bin_start[sp->bin];
-                for (size_t k = 0; k < 1 + nbin + np; k++) {
-                    size_t j = k == 0 ? hint : k <= nbin ? bin[k - 1] : k - 1 - nbin;
-                    bool all = k > nbin;
+                const uint32_t *bin_end = c->bin_items + c->bin_start[sp->bin + 1];
+                for (; bin < bin_end && !(point_done && patch_done); bin++) {
+                    pl = planes + 4 * *bin;
+                    dp = dot3(pl, p) - pl[3];
+                    nd = dot3(pl, d);
+                    if (!point_done && point_settled(dp, nd, s, worst)) {
+                        point_done = true;
+                        hint = *bin;
+                    }
+                    patch_done = patch_done || patch_settled(dp, nd, s, r2, floor_);
+                }
+                /* then all: the ray needs every plane */
+                double tmin = INFINITY;
+                for (size_t j = 0; j < np && !(point_done && patch_done); j++) {
                     pl = planes + 4 * j;
                     dp = dot3(pl, p) - pl[3];
-                    double nd = dot3(pl, d);
+                    nd = dot3(pl, d);
                     if (!point_done) {
-                        if (dp > s || (nd > 1e-9 && -dp <= worst * nd))
+                        if (point_settled(dp, nd, s, worst)) {
                             point_done = true;
-                        else if (all && nd > 1e-9 && -dp < tmin * nd)
-                            tmin = -dp / nd;
-                        if (point_done)
                             hint = j;
-                    }
-                    if (!patch_done) {
-                        double sin2 = 1 - nd * nd, out = dp - s;
-                        if (out > 0 && out * out > r2 * sin2) {
-                            patch_done = true;
-                        } else if (nd > 1e-9) {
-                            double room = floor_ * nd + dp;
-                            patch_done = room >= 0 && r2 * sin2 <= room * room;
+                        } else if (nd > 1e-9 && -dp < tmin * nd) {
+                            tmin = -dp / nd;
                         }
                     }
-                    if (point_done && patch_done)
-                        break;
+                    patch_done = patch_done || patch_settled(dp, nd, s, r2, floor_);
                 }
                 if (!point_done && tmin < INFINITY) {
                     worst = tmin;

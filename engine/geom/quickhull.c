@@ -1518,6 +1518,40 @@ static double slab_width(const double *p, size_t n, const double *nn)
     return hi - lo;
 }
 
+/* The least width of tetrahedron t of points p over all directions: the
+ * least of its four heights and of the distances between the lines of its
+ * opposite edges (where the width of a tetrahedron is least); 0 when two
+ * opposite edges are parallel (not worked out). */
+static double tetrahedron_width(const double *p, const uint32_t t[4])
+{
+    double e1[3], e2[3], e3[3], x[3];
+    sub3(p + 3 * t[1], p + 3 * t[0], e1);
+    sub3(p + 3 * t[2], p + 3 * t[0], e2);
+    sub3(p + 3 * t[3], p + 3 * t[0], e3);
+    cross3(e1, e2, x);
+    double vol6 = fabs(dot3(x, e3)), w = INFINITY;
+    static const int others[4][3] = {{1, 2, 3}, {0, 2, 3}, {0, 1, 3}, {0, 1, 2}};
+    for (int f = 0; f < 4; f++) {
+        double a[3], b[3], nn[3];
+        sub3(p + 3 * t[others[f][1]], p + 3 * t[others[f][0]], a);
+        sub3(p + 3 * t[others[f][2]], p + 3 * t[others[f][0]], b);
+        cross3(a, b, nn);
+        double l = norm3(nn);
+        w = fmin(w, l > 0 ? vol6 / l : 0);
+    }
+    static const int pair[3][4] = {{0, 1, 2, 3}, {0, 2, 1, 3}, {0, 3, 1, 2}};
+    for (int k = 0; k < 3; k++) {
+        double a[3], b[3], nn[3], d[3];
+        sub3(p + 3 * t[pair[k][1]], p + 3 * t[pair[k][0]], a);
+        sub3(p + 3 * t[pair[k][3]], p + 3 * t[pair[k][2]], b);
+        sub3(p + 3 * t[pair[k][2]], p + 3 * t[pair[k][0]], d);
+        cross3(a, b, nn);
+        double l = norm3(nn);
+        w = fmin(w, l > 0 ? fabs(dot3(nn, d)) / l : 0);
+    }
+    return w;
+}
+
 /* ---- entry points ---- */
 
 static q_status fail(char *err, size_t errlen, q_status st, const char *msg)
@@ -1736,23 +1770,28 @@ q_status q_hull(const double *points, size_t n, const q_hull_def *def, uint32_t 
         goto out;
     }
     /* The triangle's plane can be tilted against a thin slab; the
-     * least-squares normal is not. */
-    double cov[3][3] = {{0}}, mean[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++)
-            mean[a] += c[3 * i + a] / (double)n;
-    for (size_t i = 0; i < n; i++)
-        for (int a = 0; a < 3; a++)
-            for (int b = 0; b < 3; b++)
-                cov[a][b] += (c[3 * i + a] - mean[a]) * (c[3 * i + b] - mean[b]);
-    double pn[3];
-    smallest_eigenvector(cov, pn);
-    if (slab_width(c, n, pn) <= 2 * s) { /* within s of the middle plane */
-        st = hull_flat(c, n, s, pn, vertices, indices, info, err, errlen);
-        goto out;
+     * least-squares normal is not. The points hold the tetrahedron (ia, ib,
+     * ic, id), so no slab of theirs is thinner than it: when it is wider than
+     * 2s every way, the test cannot find one. */
+    const uint32_t tet[4] = {ia, ib, ic, id};
+    if (tetrahedron_width(c, tet) <= 2 * s * (1 + 1e-9)) {
+        double cov[3][3] = {{0}}, mean[3] = {0, 0, 0};
+        for (size_t i = 0; i < n; i++)
+            for (int a = 0; a < 3; a++)
+                mean[a] += c[3 * i + a] / (double)n;
+        for (size_t i = 0; i < n; i++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < 3; b++)
+                    cov[a][b] += (c[3 * i + a] - mean[a]) * (c[3 * i + b] - mean[b]);
+        double pn[3];
+        smallest_eigenvector(cov, pn);
+        if (slab_width(c, n, pn) <= 2 * s) { /* within s of the middle plane */
+            st = hull_flat(c, n, s, pn, vertices, indices, info, err, errlen);
+            goto out;
+        }
     }
 
-    if (lean && q_hull_lean(c, n, s, (const uint32_t[4]){ia, ib, ic, id}, vertices, indices, info))
+    if (lean && q_hull_lean(c, n, s, tet, vertices, indices, info))
         goto out;
 
     hull h = {.p = c, .n = n, .s = s, .weld = 2 * s, .free_face = NONE, .free_plane = NONE};

@@ -60,6 +60,7 @@ typedef struct lean {
     uint32_t ra[Q_HULL_LEAN_MAX], rb[Q_HULL_LEAN_MAX], rg[Q_HULL_LEAN_MAX]; /* horizon a -> b, hidden face */
     uint32_t ring[Q_HULL_LEAN_MAX], newf[Q_HULL_LEAN_MAX], orphan[Q_HULL_LEAN_MAX];
     uint32_t nring;
+    double planes[4][2 * Q_HULL_LEAN_MAX]; /* the final check's planes, by coordinate */
 } lean;
 
 static void sub3(const double *a, const double *b, double *r)
@@ -168,12 +169,11 @@ static bool tetrahedron(lean *L, const uint32_t t[4])
     for (int i = 0; i < 4; i++)
         if ((ids[i] = new_face(L, tri[i][0], tri[i][1], tri[i][2])) == NONE)
             return false;
+    /* the face across each edge of tri[] above */
+    static const int across[4][3] = {{1, 2, 3}, {3, 2, 0}, {1, 3, 0}, {2, 1, 0}};
     for (int i = 0; i < 4; i++)
         for (int k = 0; k < 3; k++)
-            for (int j = 0; j < 4; j++)
-                for (int m = 0; m < 3; m++)
-                    if (tri[i][k] == tri[j][(m + 1) % 3] && tri[i][(k + 1) % 3] == tri[j][m])
-                        L->f[ids[i]].nb[k] = ids[j];
+            L->f[ids[i]].nb[k] = ids[across[i][k]];
     for (uint32_t i = 0; i < L->n; i++) {
         if (i == a || i == b || i == c || i == d)
             L->state[i] = VERTEX;
@@ -373,20 +373,36 @@ bool q_hull_lean(const double *c, size_t n, double s, const uint32_t tetra[4], u
         if (!add_eye(&L, eye))
             return false;
     }
-    /* the check: closed, and every point under every plane */
+    /* the check: closed, and every point under every plane (points found
+     * inside were more than s under a face of a hull that only grew) */
     uint32_t nv = 0, nt = 0;
     for (uint32_t i = 0; i < n; i++)
         nv += L.state[i] == VERTEX;
-    for (uint32_t f = 0; f < L.nf; f++) {
-        if (!L.f[f].alive)
-            continue;
-        nt++;
-        for (uint32_t i = 0; i < n; i++)
-            if (dist(&L, f, i) > (L.state[i] == WELDED ? 3 * s : s))
+    double *nx = L.planes[0], *ny = L.planes[1], *nz = L.planes[2], *nd = L.planes[3];
+    for (uint32_t f = 0; f < L.nf; f++)
+        if (L.f[f].alive) {
+            if (nt == 2 * nv - 4)
                 return false;
-    }
+            nx[nt] = L.f[f].n[0];
+            ny[nt] = L.f[f].n[1];
+            nz[nt] = L.f[f].n[2];
+            nd[nt] = L.f[f].d;
+            nt++;
+        }
     if (nt != 2 * nv - 4)
         return false;
+    for (uint32_t i = 0; i < n; i++) {
+        if (L.state[i] == INSIDE)
+            continue;
+        const double *q = pt(&L, i);
+        double worst = -INFINITY;
+        for (uint32_t f = 0; f < nt; f++) {
+            double d = nx[f] * q[0] + ny[f] * q[1] + nz[f] * q[2] - nd[f];
+            worst = d > worst ? d : worst;
+        }
+        if (worst > (L.state[i] == WELDED ? 3 * s : s))
+            return false;
+    }
     uint32_t *index_of = L.at; /* reused: point -> vertex */
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)
