@@ -35,7 +35,7 @@
  * (12 B/vertex), one material byte per vertex and indices (6 B/triangle at
  * 16 bits, 12 B at 32 bits): Quarry and Bullet with 16-bit indices (the
  * region's vertex count fits), Embree with the 32-bit indices it requires;
- * "int16" rows count 6 B a vertex for positions. Quarry adds 12 B per kD
+ * "int16" rows count 6 B a vertex for positions. Quarry adds 8 B per kD
  * node. Bullet adds the capacity of its node arrays
  * (quantized 16 B, float 64 B per node) and subtree headers, read from the
  * btQuantizedBvh. Embree adds what its memory monitor callback
@@ -797,7 +797,7 @@ int main(int argc, char **argv)
         bench_row("ms/region", median_of(region_time[B_QUARRY]), region_time[B_QUARRY].data(), REPS_REGION,
                   BUILDER_NAME[b], median_of(region_time[b]), region_time[b].data(), REPS_REGION, "s", 1e-3, "ms");
 
-    bench_section("Memory: bytes per triangle, mesh included (13 B/vertex + indices; Quarry 12 B/kD node)");
+    bench_section("Memory: bytes per triangle, mesh included (13 B/vertex + indices; Quarry 8 B/kD node)");
     bench_row("B/tri, all chunks, int16 positions (engine's form)", chunk_bytes[B_QUARRY_I16] / (double)chunk_tris,
               NULL, 0, BUILDER_NAME[B_BULLET_Q], chunk_bytes[B_BULLET_Q] / (double)chunk_tris, NULL, 0, "bytes", 1,
               "B");
@@ -886,12 +886,13 @@ int main(int argc, char **argv)
         double overlap = 0;
         for (uint32_t i = 0; i < rs.tree.node_count; i++) {
             const q_kd_node &nd = rs.tree.nodes[i];
-            if ((nd.axis_index & 3u) == 3u)
+            if (q_kd_is_leaf(&nd))
                 continue;
             branches++;
-            if (nd.u.splits[0] > nd.u.splits[1]) {
+            float p0 = q_kdtree_plane(&rs.tree, &nd, 0), p1 = q_kdtree_plane(&rs.tree, &nd, 1);
+            if (p0 > p1) {
                 overlapping++;
-                overlap += nd.u.splits[0] - nd.u.splits[1];
+                overlap += p0 - p1;
             }
         }
         bench_note("Rays: median of %d passes. Region tree: %u nodes, depth %u; children overlap in %.1f%% of", REPS_TRACE,

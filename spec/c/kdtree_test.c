@@ -50,20 +50,53 @@ static soup make_soup(uint32_t ntri, int kind)
     return s;
 }
 
-static int check_invariants(const q_kdtree *tree, uint32_t ntri)
+/* Whether every triangle under node i lies within [lo, hi] on axis a. */
+static int subtree_within(const q_kdtree *tree, const q_kd_mesh *m, uint32_t i, int a, float lo, float hi)
 {
+    uint32_t stack[2 * Q_KD_MAX_DEPTH + 2];
+    int top = 0, ok = 1;
+    stack[top++] = i;
+    while (top > 0) {
+        const q_kd_node *n = &tree->nodes[stack[--top]];
+        if (!q_kd_is_leaf(n)) {
+            stack[top++] = q_kd_child(n);
+            stack[top++] = q_kd_child(n) + 1;
+            continue;
+        }
+        for (uint32_t k = 0; k < q_kd_leaf_count(n); k++) {
+            uint32_t t = q_kd_leaf_triangle(n, (int)k);
+            for (int v = 0; v < 3; v++) {
+                float x = m->positions[3 * m->indices32[3 * t + v] + a];
+                ok &= x >= lo && x <= hi;
+            }
+        }
+    }
+    return ok;
+}
+
+/* Every triangle in exactly one leaf, at most 2 per leaf, bounded depth,
+ * and each branch's (quantized) planes bound its children's triangles. */
+static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
+{
+    uint32_t ntri = m->triangle_count;
     unsigned char *seen = calloc(ntri ? ntri : 1, 1);
     int ok = tree->depth < Q_KD_MAX_DEPTH;
     for (uint32_t i = 0; i < tree->node_count; i++) {
         const q_kd_node *n = &tree->nodes[i];
-        if ((n->axis_index & 3u) != 3u) {
-            ok &= (n->axis_index >> 2) + 1 < tree->node_count;
+        if (!q_kd_is_leaf(n)) {
+            uint32_t c = q_kd_child(n);
+            ok &= c + 1 < tree->node_count;
+            if (c + 1 < tree->node_count) {
+                int a = (int)(n->axis_index & 3u);
+                ok &= subtree_within(tree, m, c, a, -INFINITY, q_kdtree_plane(tree, n, 0));
+                ok &= subtree_within(tree, m, c + 1, a, q_kdtree_plane(tree, n, 1), INFINITY);
+            }
             continue;
         }
-        uint32_t count = n->axis_index >> 2;
+        uint32_t count = q_kd_leaf_count(n);
         ok &= count <= 2; /* empty leaves only under clip nodes */
-        for (uint32_t k = 0; k < count && k < 2; k++) {
-            uint32_t t = n->u.triangles[k];
+        for (uint32_t k = 0; k < count; k++) {
+            uint32_t t = q_kd_leaf_triangle(n, (int)k);
             ok &= t < ntri && !seen[t];
             if (t < ntri)
                 seen[t] = 1;
@@ -146,9 +179,9 @@ int main(void)
             q_kdtree tree;
             char name[128];
             int built = q_kdtree_build(&tree, &m);
-            snprintf(name, sizeof name, "%s soup of %u triangles: every triangle in one leaf, <= 2 per leaf, depth %u",
+            snprintf(name, sizeof name, "%s soup of %u triangles: every triangle in one leaf, <= 2 per leaf, planes bound their children, depth %u",
                      kinds[kind], n, built ? tree.depth : 0);
-            report(name, built && check_invariants(&tree, n));
+            report(name, built && check_invariants(&tree, &m));
             snprintf(name, sizeof name, "%s soup of %u triangles: closest and any hits equal brute force", kinds[kind], n);
             report(name, built && check_rays(&tree, &m, 300));
             snprintf(name, sizeof name, "%s soup of %u triangles: AABB queries equal brute force", kinds[kind], n);
