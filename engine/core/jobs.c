@@ -5,14 +5,32 @@
 #include "core/alloc.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <unistd.h>
 
 #define Q_MAX_WORKERS 64
 
+/* The barrier of the team running now. */
+typedef struct team_state {
+    atomic_uint arrived, generation;
+    unsigned count;
+} team_state;
+
+struct q_team {
+    team_state *state;
+    int thread;
+};
+
+typedef struct worker {
+    struct q_jobs *jobs;
+    int index; /* 1.. (the caller of a team is 0) */
+} worker;
+
 struct q_jobs {
     pthread_t threads[Q_MAX_WORKERS];
+    worker workers[Q_MAX_WORKERS];
     int nthreads;
 
     pthread_mutex_t submit; /* one loop at a time */
@@ -22,6 +40,8 @@ struct q_jobs {
     bool quit;
 
     q_job_fn fn;
+    q_team_fn team; /* set: the current batch is a team (q_jobs_team) */
+    team_state team_state;
     void *ctx;
     int count;
     atomic_int next;
@@ -40,7 +60,8 @@ static void run_iterations(q_jobs *j)
 
 static void *worker_main(void *arg)
 {
-    q_jobs *j = arg;
+    const worker *w = arg;
+    q_jobs *j = w->jobs;
     unsigned long seen = 0;
     pthread_mutex_lock(&j->lock);
     for (;;) {
@@ -49,8 +70,13 @@ static void *worker_main(void *arg)
         if (j->quit)
             break;
         seen = j->batch;
+        q_team_fn team = j->team;
         pthread_mutex_unlock(&j->lock);
-        run_iterations(j);
+        if (team) {
+            q_team t = {&j->team_state, w->index};
+            team(j->ctx, &t);
+        } else
+            run_iterations(j);
         pthread_mutex_lock(&j->lock);
         if (--j->busy == 0)
             pthread_cond_signal(&j->finished);
@@ -75,7 +101,8 @@ q_jobs *q_jobs_create(int workers)
     pthread_cond_init(&j->wake, NULL);
     pthread_cond_init(&j->finished, NULL);
     for (int i = 0; i < workers; i++) {
-        if (pthread_create(&j->threads[i], NULL, worker_main, j) != 0)
+        j->workers[i] = (worker){j, i + 1};
+        if (pthread_create(&j->threads[i], NULL, worker_main, &j->workers[i]) != 0)
             break;
         j->nthreads++;
     }
@@ -111,6 +138,7 @@ void q_jobs_for(q_jobs *j, int count, q_job_fn fn, void *ctx)
     pthread_mutex_lock(&j->submit);
     pthread_mutex_lock(&j->lock);
     j->fn = fn;
+    j->team = NULL;
     j->ctx = ctx;
     j->count = count;
     atomic_store(&j->next, 0);
@@ -131,4 +159,54 @@ void q_jobs_for(q_jobs *j, int count, q_job_fn fn, void *ctx)
 int q_jobs_threads(const q_jobs *j)
 {
     return j ? j->nthreads + 1 : 1;
+}
+
+void q_jobs_team(q_jobs *j, q_team_fn fn, void *ctx)
+{
+    if (!j || j->nthreads == 0) {
+        team_state one = {.count = 1};
+        q_team t = {&one, 0};
+        fn(ctx, &t);
+        return;
+    }
+    pthread_mutex_lock(&j->submit);
+    pthread_mutex_lock(&j->lock);
+    j->team = fn;
+    j->ctx = ctx;
+    atomic_store(&j->team_state.arrived, 0);
+    j->team_state.count = (unsigned)j->nthreads + 1;
+    j->busy = j->nthreads;
+    j->batch++;
+    pthread_cond_broadcast(&j->wake);
+    pthread_mutex_unlock(&j->lock);
+
+    q_team t = {&j->team_state, 0};
+    fn(ctx, &t);
+
+    pthread_mutex_lock(&j->lock);
+    while (j->busy > 0)
+        pthread_cond_wait(&j->finished, &j->lock);
+    j->team = NULL;
+    pthread_mutex_unlock(&j->lock);
+    pthread_mutex_unlock(&j->submit);
+}
+
+int q_team_thread(const q_team *t) { return t->thread; }
+
+int q_team_size(const q_team *t) { return (int)t->state->count; }
+
+void q_team_sync(q_team *t)
+{
+    team_state *b = t->state;
+    if (b->count <= 1)
+        return;
+    unsigned gen = atomic_load(&b->generation);
+    if (atomic_fetch_add(&b->arrived, 1) + 1 == b->count) {
+        atomic_store(&b->arrived, 0);
+        atomic_fetch_add(&b->generation, 1);
+        return;
+    }
+    for (unsigned spins = 0; atomic_load(&b->generation) == gen; spins++)
+        if (spins >= 2000)
+            sched_yield();
 }

@@ -96,6 +96,7 @@ typedef struct q_constraint {
      * rolling ball's anchor does not lift off the ground within a step. */
     bool round_a, round_b;
     bool a_moves, b_moves;    /* a side that cannot move in this step takes no impulses */
+    uint8_t colour;           /* solve colour (Q_COLOURS: none free; solved by one thread) */
     uint32_t count;
     q_contact points[Q_MANIFOLD_POINTS];
 } q_constraint;
@@ -104,6 +105,19 @@ typedef struct q_constraint {
 typedef struct q_pair {
     uint32_t a, b;
 } q_pair;
+
+/* Last step's constraint keys, sorted, with their index in `previous`. */
+typedef struct q_key_index {
+    q_constraint_key key;
+    uint32_t index;
+} q_key_index;
+
+/* Constraints are solved colour by colour: no two constraints of one colour
+ * share a moving body, so a colour's constraints can be solved at once on
+ * several threads, and the result is the same on any number of them.
+ * Constraints that find no free colour among Q_COLOURS go last, solved by
+ * one thread. */
+#define Q_COLOURS 24
 
 struct q_bodies {
     q_terrain_physics *tp;
@@ -122,6 +136,10 @@ struct q_bodies {
     int sweep_axis;                   /* 0: X (see solver.c, sweep) */
     Q_ARRAY(q_pair) pairs;
     Q_ARRAY(q_constraint) constraints, previous;
+    Q_ARRAY(q_key_index) previous_keys;
+    Q_ARRAY(uint32_t) colour_masks;   /* per body slot: colours it is in (solve scratch) */
+    Q_ARRAY(uint32_t) solve_order;    /* constraint indices by colour */
+    uint32_t colour_start[Q_COLOURS + 2]; /* colour c: solve_order[start[c], start[c + 1]) */
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */

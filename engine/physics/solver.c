@@ -143,10 +143,6 @@ static int compare_key(const void *pa, const void *pb)
     return x->c < y->c ? -1 : x->c > y->c;
 }
 
-static int compare_constraint(const void *pa, const void *pb)
-{
-    return compare_key(&((const q_constraint *)pa)->key, &((const q_constraint *)pb)->key);
-}
 
 static uint64_t body_key(const q_bodies *b, uint32_t slot)
 {
@@ -244,8 +240,10 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
     c->friction = sqrt(fa * fb);
     c->restitution = fmax(ma ? ma->restitution : 0, mb ? mb->restitution : 0);
 
-    const q_constraint *prev =
-        b->previous.count ? bsearch(c, b->previous.data, b->previous.count, sizeof *c, compare_constraint) : NULL;
+    const q_key_index *found = b->previous_keys.count ? bsearch(&c->key, b->previous_keys.data, b->previous_keys.count,
+                                                                  sizeof *found, compare_key)
+                                                        : NULL;
+    const q_constraint *prev = found ? &b->previous.data[found->index] : NULL;
     c->was_touching = prev && prev->touching;
     c->round_a = a != Q_TERRAIN && is_round(b->bodies.data[a].shape);
     c->round_b = is_round(b->bodies.data[slot_b].shape);
@@ -426,8 +424,15 @@ void q_bodies_collide(q_bodies *b)
     b->constraints.data = swap;
     b->constraints.capacity = swap_cap;
     b->constraints.count = 0;
-    if (b->previous.count > 1)
-        qsort(b->previous.data, b->previous.count, sizeof(q_constraint), compare_constraint);
+    /* sorted keys, not the constraints themselves (each ~2 KB) */
+    b->previous_keys.count = 0;
+    if (q_array_reserve(&b->previous_keys, b->previous.count)) {
+        for (size_t i = 0; i < b->previous.count; i++)
+            b->previous_keys.data[i] = (q_key_index){b->previous.data[i].key, (uint32_t)i};
+        b->previous_keys.count = b->previous.count;
+        if (b->previous_keys.count > 1)
+            qsort(b->previous_keys.data, b->previous_keys.count, sizeof(q_key_index), compare_key);
+    }
 
     collide_terrain(b);
 
@@ -478,11 +483,11 @@ static void warm_start(q_bodies *b, q_constraint *c)
 static double current_separation(const q_body *A, const q_body *B, const q_constraint *c, const q_contact *p)
 {
     double pa[3], pb[3], d[3];
-    if (c->round_a)
-        v3_copy(pa, p->ra);
+    if (c->round_a || !c->a_moves)
+        v3_copy(pa, p->ra); /* an immovable side is the resting ground body: no turn */
     else
         quat_rotate(A->q, p->ra_local, pa);
-    if (c->round_b)
+    if (c->round_b || !c->b_moves)
         v3_copy(pb, p->rb);
     else
         quat_rotate(B->q, p->rb_local, pb);
@@ -596,9 +601,9 @@ static void clamp_speed(double v[3])
         v3_scale(v, u, Q_BODY_MAX_SPEED / v3_len(u));
 }
 
-static void integrate_velocities(q_bodies *b, double h)
+static void integrate_velocities(q_bodies *b, size_t lo, size_t hi, double h)
 {
-    for (size_t i = 0; i < b->bodies.count; i++) {
+    for (size_t i = lo; i < hi; i++) {
         q_body *o = &b->bodies.data[i];
         if (!moving(o))
             continue;
@@ -614,9 +619,9 @@ static void integrate_velocities(q_bodies *b, double h)
     }
 }
 
-static void integrate_positions(q_bodies *b, double h)
+static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
 {
-    for (size_t i = 0; i < b->bodies.count; i++) {
+    for (size_t i = lo; i < hi; i++) {
         q_body *o = &b->bodies.data[i];
         if (!moving(o))
             continue;
@@ -637,6 +642,124 @@ static void integrate_positions(q_bodies *b, double h)
     }
 }
 
+/* Greedy colouring in constraint order (deterministic): each constraint
+ * takes the lowest colour free on both of its moving bodies (a side that
+ * cannot move does not count), then solve_order lists the constraints
+ * colour by colour, in constraint order within one. False when out of
+ * memory. */
+static bool colour_constraints(q_bodies *b)
+{
+    size_t count = b->constraints.count;
+    if (!q_array_reserve(&b->colour_masks, b->bodies.count) || !q_array_reserve(&b->solve_order, count))
+        return false;
+    _Static_assert(Q_COLOURS <= 32, "colour masks are 32 bits");
+    uint32_t *mask = b->colour_masks.data, counts[Q_COLOURS + 1] = {0};
+    memset(mask, 0, b->bodies.count * sizeof *mask);
+    for (size_t i = 0; i < count; i++) {
+        q_constraint *c = &b->constraints.data[i];
+        uint32_t used = (c->a_moves ? mask[c->a] : 0) | (c->b_moves ? mask[c->b] : 0), k = 0;
+        while (k < Q_COLOURS && (used & 1u << k))
+            k++;
+        if (k < Q_COLOURS) {
+            if (c->a_moves)
+                mask[c->a] |= 1u << k;
+            if (c->b_moves)
+                mask[c->b] |= 1u << k;
+        }
+        c->colour = (uint8_t)k;
+        counts[k]++;
+    }
+    uint32_t next[Q_COLOURS + 1];
+    b->colour_start[0] = 0;
+    for (int k = 0; k <= Q_COLOURS; k++) {
+        next[k] = b->colour_start[k];
+        b->colour_start[k + 1] = b->colour_start[k] + counts[k];
+    }
+    for (size_t i = 0; i < count; i++)
+        b->solve_order.data[next[b->constraints.data[i].colour]++] = (uint32_t)i;
+    b->solve_order.count = count;
+    return true;
+}
+
+typedef struct solve_ctx {
+    q_bodies *b;
+    softness soft[2];
+    double h, inv_h;
+} solve_ctx;
+
+enum { PASS_WARM, PASS_SOLVE, PASS_RELAX };
+
+/* This thread's share [lo, hi) of n items. */
+static void share(const q_team *t, size_t n, size_t *lo, size_t *hi)
+{
+    size_t k = (size_t)q_team_thread(t), m = (size_t)q_team_size(t);
+    *lo = n * k / m;
+    *hi = n * (k + 1) / m;
+}
+
+/* One pass over the constraints, colour by colour (in reverse when not
+ * forward): the threads split each colour and meet after it. The last
+ * group (no colour) is solved by thread 0 alone, in the pass's direction. */
+static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
+{
+    q_bodies *b = s->b;
+    q_constraint *cs = b->constraints.data;
+    const uint32_t *order = b->solve_order.data;
+    for (int k = 0; k <= Q_COLOURS; k++) {
+        int colour = forward ? k : Q_COLOURS - k;
+        size_t first = b->colour_start[colour], end = b->colour_start[colour + 1], lo = first, hi = end;
+        if (first == end)
+            continue;
+        if (colour < Q_COLOURS) {
+            share(t, end - first, &lo, &hi);
+            lo += first;
+            hi += first;
+        } else if (q_team_thread(t) != 0) {
+            lo = hi = 0;
+        }
+        for (size_t j = lo; j < hi; j++) {
+            q_constraint *c = &cs[order[forward ? j : lo + hi - 1 - j]];
+            if (pass == PASS_WARM) {
+                warm_start(b, c);
+            } else if (pass == PASS_SOLVE) {
+                solve_constraint(b, c, s->soft, s->inv_h, true, forward);
+            } else {
+                solve_constraint(b, c, s->soft, s->inv_h, false, forward);
+                for (uint32_t p = 0; p < c->count; p++)
+                    c->points[p].total_normal_impulse += c->points[p].normal_impulse;
+            }
+        }
+        q_team_sync(t);
+    }
+}
+
+static void solve_team(void *ctx, q_team *t)
+{
+    const solve_ctx *s = ctx;
+    q_bodies *b = s->b;
+    size_t lo, hi;
+    share(t, b->bodies.count, &lo, &hi);
+    for (int sub = 0; sub < b->substeps; sub++) {
+        integrate_velocities(b, lo, hi, s->h);
+        q_team_sync(t);
+        run_pass(s, t, PASS_WARM, true);
+        /* Gauss-Seidel favours what it solves first; the solve and relax
+         * passes run the colours in opposite orders, swapping each substep,
+         * so no side of a pile is always first (a pyramid crept sideways
+         * when every pass ran the same way). */
+        bool forward = (sub & 1) == 0;
+        run_pass(s, t, PASS_SOLVE, forward);
+        integrate_positions(b, lo, hi, s->h);
+        q_team_sync(t);
+        run_pass(s, t, PASS_RELAX, !forward);
+    }
+}
+
+/* Below this many constraints one thread solves: a colour's share would
+ * not pay for the threads meeting after it. The order is the same either
+ * way, so is the result. */
+#define Q_PARALLEL_SOLVE 256
+
 void q_bodies_solve(q_bodies *b, double dt)
 {
     for (size_t i = 0; i < b->bodies.count; i++) {
@@ -644,35 +767,22 @@ void q_bodies_solve(q_bodies *b, double dt)
         if (moving(o))
             q_bodies_buoyancy(b, o, dt);
     }
-    int n = b->substeps;
-    double h = dt / n, inv_h = 1 / h;
+    double h = dt / b->substeps, inv_h = 1 / h;
     /* [0] between moving bodies, [1] against an immovable side; never
      * stiffer than a quarter of the substep rate. */
-    softness soft[2] = {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
-                        make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)};
-    q_constraint *cs = b->constraints.data;
-    size_t count = b->constraints.count;
-    for (int sub = 0; sub < n; sub++) {
-        integrate_velocities(b, h);
-        for (size_t i = 0; i < count; i++)
-            warm_start(b, &cs[i]);
-        /* Gauss-Seidel favours what it solves first; the solve and relax
-         * passes sweep the list in opposite directions, swapping each
-         * substep, so no side of a pile is always first (a pyramid crept
-         * sideways when every pass ran the same way). */
-        bool forward = (sub & 1) == 0;
-        for (size_t j = 0; j < count; j++)
-            solve_constraint(b, &cs[forward ? j : count - 1 - j], soft, inv_h, true, forward);
-        integrate_positions(b, h);
-        for (size_t j = 0; j < count; j++) {
-            q_constraint *c = &cs[forward ? count - 1 - j : j];
-            solve_constraint(b, c, soft, inv_h, false, !forward);
-            for (uint32_t k = 0; k < c->count; k++)
-                c->points[k].total_normal_impulse += c->points[k].normal_impulse;
-        }
+    solve_ctx s = {b,
+                   {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
+                    make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)},
+                   h,
+                   inv_h};
+    if (!colour_constraints(b)) {
+        /* out of memory: one group, in constraint order, one thread */
+        b->constraints.count = 0;
+        memset(b->colour_start, 0, sizeof b->colour_start);
     }
-    for (size_t i = 0; i < count; i++)
-        restitution(b, &cs[i]);
+    q_jobs_team(b->constraints.count >= Q_PARALLEL_SOLVE ? b->jobs : NULL, solve_team, &s);
+    for (size_t i = 0; i < b->constraints.count; i++)
+        restitution(b, &b->constraints.data[i]);
     emit_events(b);
 }
 
