@@ -18,7 +18,12 @@
  *      (same pair, same feature id);
  *   5. `substeps` times: gravity and buoyancy, warm start, a soft contact
  *      solve (a spring-damper bias on the penetration, Box2D v3's "soft
- *      step"), position integration, and a relax pass without bias;
+ *      step": 30 Hz between moving bodies, 60 Hz against the terrain and
+ *      immovable bodies), position integration, and a relax pass without
+ *      bias. Constraints are coloured so that no two of a colour share a
+ *      moving body, and solved colour by colour; with 256 or more of them
+ *      the world's threads split each colour (the order, so the result, is
+ *      the same on any number of threads);
  *   6. restitution from the approach speed before the step; islands of
  *      touching bodies fall asleep together after 0.5 s below the sleep
  *      velocities; events for new contacts.
