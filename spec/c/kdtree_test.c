@@ -30,7 +30,10 @@ typedef struct soup {
 } soup;
 
 /* kind 0: random small triangles; 1: all triangles identical; 2: a thin
- * line of triangles; 3: huge spread of scales. */
+ * line of triangles; 3: huge spread of scales; 4: random triangles around
+ * (1000, 1000, 1000) (plane grid and crossings far from the origin); 5:
+ * triangles with integer corners, half of them axis-aligned (split planes
+ * through vertices, which the integer rays of check_rays start on). */
 static soup make_soup(uint32_t ntri, int kind)
 {
     soup s = {malloc(ntri * 9 * sizeof(float)), malloc(ntri * 3 * sizeof(uint32_t)), ntri};
@@ -41,10 +44,21 @@ static soup make_soup(uint32_t ntri, int kind)
         if (kind == 2)
             c[1] = c[2] = 0;
         float scale = kind == 3 ? powf(10.0f, frand() * 4 - 2) : 1.0f;
+        if (kind == 4)
+            c[0] += 1000, c[1] += 1000, c[2] += 1000;
         for (int k = 0; k < 3; k++) {
             for (int a = 0; a < 3; a++)
                 s.pos[9 * t + 3 * k + a] = c[a] + (frand() - 0.5f) * 2 * scale;
             s.idx[3 * t + k] = 3 * t + (uint32_t)k;
+        }
+        if (kind == 5) {
+            int flat = (int)(t % 6); /* 0..2: flat on that axis */
+            for (int k = 0; k < 3; k++)
+                for (int a = 0; a < 3; a++)
+                    s.pos[9 * t + 3 * k + a] = floorf(c[a]) + (float)(int)(frand() * 3);
+            if (flat < 3)
+                for (int k = 1; k < 3; k++)
+                    s.pos[9 * t + 3 * k + flat] = s.pos[9 * t + flat];
         }
     }
     return s;
@@ -108,14 +122,22 @@ static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
     return ok;
 }
 
-static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays)
+/* Rays from random points of [-10, 110]^3 shifted by off; with grid set,
+ * from integer points, and every other one axis-aligned. */
+static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays, float off, int grid)
 {
     int ok = 1;
     for (int r = 0; r < rays; r++) {
-        float o[3] = {frand() * 120 - 10, frand() * 120 - 10, frand() * 120 - 10};
+        float o[3] = {frand() * 120 - 10 + off, frand() * 120 - 10 + off, frand() * 120 - 10 + off};
         float d[3] = {frand() - 0.5f, frand() - 0.5f, frand() - 0.5f};
-        if (r % 5 == 0)
-            d[0] = d[1] = 0, d[2] = 1; /* axis-aligned */
+        if (grid)
+            for (int a = 0; a < 3; a++)
+                o[a] = floorf(o[a]);
+        if (r % 5 == 0 || (grid && r % 2 == 0)) {
+            int a = (int)(frand() * 3);
+            d[0] = d[1] = d[2] = 0; /* axis-aligned */
+            d[a] = frand() < 0.5f ? -1.0f : 1.0f;
+        }
         float len = sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
         for (int a = 0; a < 3; a++)
             d[a] /= len;
@@ -139,14 +161,14 @@ static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays)
     return ok;
 }
 
-static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries)
+static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries, float off)
 {
     int ok = 1;
     uint32_t *out = malloc(m->triangle_count * sizeof(uint32_t) + 4);
     for (int q = 0; q < queries; q++) {
         float mn[3], mx[3];
         for (int a = 0; a < 3; a++) {
-            mn[a] = frand() * 100;
+            mn[a] = frand() * 100 + off;
             mx[a] = mn[a] + frand() * 20;
         }
         size_t expect = 0;
@@ -171,8 +193,8 @@ static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries)
 
 int main(void)
 {
-    static const char *kinds[] = {"random", "identical", "collinear", "multi-scale"};
-    for (int kind = 0; kind < 4; kind++) {
+    static const char *kinds[] = {"random", "identical", "collinear", "multi-scale", "offset", "integer"};
+    for (int kind = 0; kind < 6; kind++) {
         for (uint32_t n = 1; n <= 3000; n = n * 7 + 1) {
             soup s = make_soup(n, kind);
             q_kd_mesh m = {.positions = s.pos, .indices32 = s.idx, .triangle_count = n};
@@ -183,9 +205,9 @@ int main(void)
                      kinds[kind], n, built ? tree.depth : 0);
             report(name, built && check_invariants(&tree, &m));
             snprintf(name, sizeof name, "%s soup of %u triangles: closest and any hits equal brute force", kinds[kind], n);
-            report(name, built && check_rays(&tree, &m, 300));
+            report(name, built && check_rays(&tree, &m, 300, kind == 4 ? 1000.0f : 0.0f, kind == 5));
             snprintf(name, sizeof name, "%s soup of %u triangles: AABB queries equal brute force", kinds[kind], n);
-            report(name, built && check_aabb(&tree, &m, 100));
+            report(name, built && check_aabb(&tree, &m, 100, kind == 4 ? 1000.0f : 0.0f));
             q_kdtree_free(&tree);
             free(s.pos);
             free(s.idx);
