@@ -174,11 +174,60 @@ static int test_alloc_accounting(void)
     return ok;
 }
 
+/* A team: every thread runs once, with a distinct index; after a
+ * q_team_sync each thread sees what all the others wrote before it. Each
+ * round, every thread writes its slot, syncs, checks that every slot holds
+ * the round, and syncs again before the next round overwrites them. */
+typedef struct team_check {
+    int slots[8];
+    int seen[8];
+    int bad[8]; /* per thread: no shared counter */
+} team_check;
+
+static void team_rounds(void *ctx, q_team *t)
+{
+    team_check *c = ctx;
+    int me = q_team_thread(t), n = q_team_size(t);
+    c->seen[me]++;
+    for (int round = 1; round <= 200; round++) {
+        c->slots[me] = round;
+        q_team_sync(t);
+        for (int k = 0; k < n; k++)
+            if (c->slots[k] != round)
+                c->bad[me]++;
+        q_team_sync(t);
+    }
+}
+
+static int test_team(void)
+{
+    int ok = 1;
+    for (int workers = 0; workers <= 3; workers++) {
+        q_jobs *j = q_jobs_create(workers);
+        for (int rep = 0; rep < 3; rep++) {
+            team_check c;
+            memset(&c, 0, sizeof c);
+            q_jobs_team(j, team_rounds, &c);
+            int n = q_jobs_threads(j);
+            for (int k = 0; k < n; k++)
+                ok &= c.seen[k] == 1 && c.bad[k] == 0;
+            for (int k = n; k < 8; k++)
+                ok &= c.seen[k] == 0;
+        }
+        q_jobs_destroy(j);
+    }
+    team_check c;
+    memset(&c, 0, sizeof c);
+    q_jobs_team(NULL, team_rounds, &c);
+    return ok && c.seen[0] == 1 && c.bad[0] == 0;
+}
+
 int main(void)
 {
     report("hashmap matches a brute-force model under random operations", test_hashmap());
     report("handles detect stale and double-released ids", test_handles());
     report("jobs run every iteration exactly once for 0..3 workers", test_jobs());
+    report("a team runs once on every thread and its barrier orders writes, 0..3 workers", test_team());
     report("arrays grow and keep their contents", test_array());
     report("digest is streaming-invariant and bit-sensitive", test_digest());
     report("allocation hooks account live bytes", test_alloc_accounting());
