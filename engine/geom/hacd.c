@@ -42,6 +42,12 @@ typedef struct sample {
     float r;      /* radius of its patch: the finer points that stand for it */
 } sample;
 
+/* What hull_error scans, apart from the rest (16 bytes a sample). */
+typedef struct sample_pos {
+    float p[3];
+    uint32_t comp;
+} sample_pos;
+
 /* Patches. A sample stands for the part of its triangle around it: the
  * points of the grid of spacing h / PATCH_K in its cell (the finer grid
  * contains the coarse one, PATCH_K being odd); for a sample along a sliver,
@@ -109,6 +115,7 @@ typedef struct ctx {
     size_t nt;
     /* samples in cell order and the grid over them */
     sample *samp;
+    sample_pos *spos; /* positions and components of samp, for the scan */
     size_t nsamp;
     uint32_t *cell_start;
     int dims[3];
@@ -795,7 +802,8 @@ static q_status build_samples(ctx *c, double h, const uint32_t *comp, const uint
     size_t ncell = (size_t)c->dims[0] * c->dims[1] * c->dims[2];
     c->cell_start = q_calloc(ncell + 1, sizeof *c->cell_start);
     c->samp = q_alloc((total ? total : 1) * sizeof *c->samp);
-    if (!c->cell_start || !c->samp) {
+    c->spos = q_alloc((total ? total : 1) * sizeof *c->spos);
+    if (!c->cell_start || !c->samp || !c->spos) {
         q_free(raw, (total ? total : 1) * sizeof *raw);
         return fail(c, Q_ERR_MEMORY, "out of memory");
     }
@@ -814,6 +822,10 @@ static q_status build_samples(ctx *c, double h, const uint32_t *comp, const uint
     c->nsamp = total;
     for (size_t i = 0; i < total; i++)
         c->max_r = fmax(c->max_r, c->samp[i].r);
+    for (size_t i = 0; i < total; i++) {
+        memcpy(c->spos[i].p, c->samp[i].p, sizeof c->spos[i].p);
+        c->spos[i].comp = c->samp[i].comp;
+    }
     q_free(raw, (total ? total : 1) * sizeof *raw);
     return Q_OK;
 }
@@ -1000,12 +1012,13 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
     for (int x = i0[0]; x <= i1[0]; x++)
         for (int y = i0[1]; y <= i1[1]; y++) {
             size_t row = ((size_t)x * c->dims[1] + y) * c->dims[2];
-            const sample *sp = c->samp + c->cell_start[row + i0[2]];
-            const sample *end = c->samp + c->cell_start[row + i1[2] + 1];
-            for (; sp < end; sp++) {
-                if (sp->comp != comp || sp->p[0] < blo[0] || sp->p[0] > bhi[0] || sp->p[1] < blo[1] ||
-                    sp->p[1] > bhi[1] || sp->p[2] < blo[2] || sp->p[2] > bhi[2])
+            const sample_pos *q = c->spos + c->cell_start[row + i0[2]];
+            const sample_pos *end = c->spos + c->cell_start[row + i1[2] + 1];
+            for (; q < end; q++) {
+                if (q->comp != comp || q->p[0] < blo[0] || q->p[0] > bhi[0] || q->p[1] < blo[1] || q->p[1] > bhi[1] ||
+                    q->p[2] < blo[2] || q->p[2] > bhi[2])
                     continue;
+                const sample *sp = c->samp + (q - c->spos);
                 double p[3] = {sp->p[0], sp->p[1], sp->p[2]}, d[3] = {sp->n[0], sp->n[1], sp->n[2]};
                 const double r = sp->r, r2 = r * r;
                 /* The plane that settled the previous sample first: samples
@@ -1593,6 +1606,7 @@ static void free_ctx(ctx *c, size_t nv_in)
     q_free(c->tri, c->nt * 3 * sizeof(uint32_t));
     q_free(c->tri_orig, c->nt * sizeof(uint32_t));
     q_free(c->samp, (c->nsamp ? c->nsamp : 1) * sizeof *c->samp);
+    q_free(c->spos, (c->nsamp ? c->nsamp : 1) * sizeof *c->spos);
     q_free(c->cell_start, ((size_t)c->dims[0] * c->dims[1] * c->dims[2] + 1) * sizeof *c->cell_start);
     if (c->cl)
         for (size_t i = 0; i < c->nt; i++)
