@@ -366,14 +366,12 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
          * indexed in a loop they went through memory, the build's hottest
          * loop). */
         float lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY, hz = -INFINITY;
-        float mx = 0, my = 0, mz = 0;
         for (uint32_t i = it.begin; i < it.end; i++) {
-            const float *box = b.box + 6 * (size_t)b.tris[i], *mid = b.mid + 3 * (size_t)b.tris[i];
+            const float *box = b.box + 6 * (size_t)b.tris[i];
             lx = MINF(lx, box[0]), ly = MINF(ly, box[1]), lz = MINF(lz, box[2]);
             hx = MAXF(hx, box[3]), hy = MAXF(hy, box[4]), hz = MAXF(hz, box[5]);
-            mx += mid[0], my += mid[1], mz += mid[2];
         }
-        float lo[3] = {lx, ly, lz}, hi[3] = {hx, hy, hz}, mean[3] = {mx, my, mz};
+        float lo[3] = {lx, ly, lz}, hi[3] = {hx, hy, hz};
         if (!it.clipped && count >= CLIP_MIN) {
             int ca = -1, side = 0;
             float best = 0;
@@ -400,7 +398,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
                 }
                 node->axis_index = (uint32_t)ca | child << 2;
                 /* Split the full child right away: same triangles, so the
-                 * bounds and midpoint sums just computed still hold. */
+                 * bounds just computed still hold. */
                 it.node = side ? child : child + 1;
                 it.depth++;
                 it.clipped = true;
@@ -419,7 +417,10 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
             !sah_split(&b, it.begin, it.end, axis, lo, hi, &i, &split_lo, &split_hi)) {
             /* Small or flat nodes, or no balanced bin boundary: the mean of
              * the midpoints, with the median when a side gets under 25%. */
-            float split = mean[axis] / (float)count;
+            float sum = 0; /* only here: nodes of more than SAH_MIN triangles rarely need it */
+            for (uint32_t k = it.begin; k < it.end; k++)
+                sum += b.mid[3 * (size_t)b.tris[k] + axis];
+            float split = sum / (float)count;
             uint32_t nl = 0, nr = 0;
             for (uint32_t k = it.begin; k < it.end; k++) { /* midpoints below the split go left */
                 uint32_t t = b.tris[k], left = b.mid[3 * t + axis] < split;
