@@ -80,6 +80,8 @@ typedef struct scratch {
     size_t c_ends;
     uint32_t *vmask;
     size_t c_vmask;
+    int *chk;     /* new triangles that may have an edge on the plane */
+    size_t n_chk, c_chk;
 } scratch;
 
 static void piece_free(piece *p)
@@ -106,6 +108,7 @@ static void scratch_free(scratch *s)
     q_free(s->deg, s->c_deg * sizeof(int));
     q_free(s->ends, s->c_ends * sizeof(struct endpoint));
     q_free(s->vmask, s->c_vmask * sizeof(uint32_t));
+    q_free(s->chk, s->c_chk * sizeof(int));
     memset(s, 0, sizeof *s);
 }
 
@@ -132,6 +135,16 @@ static bool push_tri(scratch *s, int a, int b, int c, uint8_t fl)
     s->nt[3 * s->n_nt + 2] = c;
     s->nfl[s->n_nt] = fl;
     s->n_nt++;
+    return true;
+}
+
+/* Notes new triangles [from, to) for the on-plane edge scan. */
+static bool push_chk(scratch *s, size_t from, size_t to)
+{
+    if (!grow((void **)&s->chk, &s->c_chk, s->n_chk + (to - from), sizeof(int)))
+        return false;
+    for (size_t k = from; k < to; k++)
+        s->chk[s->n_chk++] = (int)k;
     return true;
 }
 
@@ -278,6 +291,7 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps,
     s->n_nv = 0;
     s->n_nt = 0;
     s->n_nce = 0;
+    s->n_chk = 0;
     for (size_t i = 0; i < p->nv; i++) {
         if (s->d[i] <= 0) {
             s->remap[i] = (int)s->n_nv;
@@ -308,7 +322,10 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps,
         const int *t = p->t + 3 * k;
         double d0 = s->d[t[0]], d1 = s->d[t[1]], d2 = s->d[t[2]];
         if (d0 <= 0 && d1 <= 0 && d2 <= 0) {
+            size_t at = s->n_nt;
             ok = push_tri(s, s->remap[t[0]], s->remap[t[1]], s->remap[t[2]], p->fl[k]);
+            if (ok && s->n_nt > at && (d0 == 0) + (d1 == 0) + (d2 == 0) >= 2)
+                ok = push_chk(s, at, s->n_nt);
             continue;
         }
         if (d0 >= 0 && d1 >= 0 && d2 >= 0)
@@ -327,8 +344,11 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps,
                 poly[np++] = id;
             }
         }
+        size_t at = s->n_nt;
         for (int j = 1; ok && j + 1 < np; j++)
             ok = push_tri(s, poly[0], poly[j], poly[j + 1], p->fl[k]);
+        if (ok)
+            ok = push_chk(s, at, s->n_nt);
     }
     /* caps: clip their edges, then close each clipped cap along this plane */
     for (size_t e = 0; e < p->nce && ok;) {
@@ -358,11 +378,13 @@ static bool clip(piece *p, scratch *s, const double n[3], double dd, double eps,
     s->hcap = saved_cap;
     if (!ok)
         return false;
-    /* the new cap: on-plane directed edges (surface and caps) without a twin, reversed */
+    /* the new cap: on-plane directed edges (surface and caps) without a
+     * twin, reversed; only split triangles and kept ones with two vertices
+     * on the plane can hold such an edge */
     size_t ne = 0;
-    for (size_t k = 0; k < s->n_nt + s->n_nce; k++) {
-        bool tri = k < s->n_nt;
-        const int *t = tri ? s->nt + 3 * k : s->nce + 3 * (k - s->n_nt);
+    for (size_t i = 0; i < s->n_chk + s->n_nce; i++) {
+        bool tri = i < s->n_chk;
+        const int *t = tri ? s->nt + 3 * (size_t)s->chk[i] : s->nce + 3 * (i - s->n_chk);
         for (int e = 0; e < (tri ? 3 : 1); e++) {
             int a = t[e], b = tri ? t[(e + 1) % 3] : t[1];
             if (s->on[a] && s->on[b]) {
