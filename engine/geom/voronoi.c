@@ -406,16 +406,7 @@ void q_voronoi_free(q_voronoi *v)
 
 /* ---- neighbours: a uniform grid of blocks ---- */
 
-typedef struct grid {
-    double origin[3], h;
-    int n[3];
-    int *start;  /* per block, CSR into ids and pts */
-    int *ids;
-    double *pts; /* the sites in block order, 3 per entry */
-    size_t blocks;
-    struct offset { int d[3], lb; } *tab; /* block offsets, nearest first */
-    int ntab, tab_r[3];
-} grid;
+typedef q_voronoi_grid grid;
 
 static int clampi(long v, int lo, int hi)
 {
@@ -430,7 +421,7 @@ static void bucket_of(const grid *g, const double p[3], int b[3])
 
 static int offset_cmp(const void *pa, const void *pb)
 {
-    const struct offset *a = pa, *b = pb;
+    const q_voronoi_offset *a = pa, *b = pb;
     if (a->lb != b->lb)
         return a->lb < b->lb ? -1 : 1;
     int ca = a->d[0] * a->d[0] + a->d[1] * a->d[1] + a->d[2] * a->d[2];
@@ -454,6 +445,83 @@ static int offset_lb(const int d[3])
             s += a * a;
     }
     return s;
+}
+
+bool q_voronoi_grid_build(q_voronoi_grid *g, const double *sites, size_t count, const double min[3],
+                          const double max[3])
+{
+    memset(g, 0, sizeof *g);
+    if (count == 0)
+        return true;
+    double ext[3] = {max[0] - min[0], max[1] - min[1], max[2] - min[2]};
+    double vol = ext[0] * ext[1] * ext[2];
+    /* about two sites per block */
+    g->h = cbrt(vol / (double)count * 2.0);
+    for (int k = 0; k < 3; k++) {
+        g->origin[k] = min[k];
+        double nk = ceil(ext[k] / g->h);
+        g->n[k] = nk < 1 ? 1 : nk > 1024 ? 1024 : (int)nk;
+    }
+    /* the grid must cover the box along every axis with this one h */
+    for (int k = 0; k < 3; k++)
+        if (g->n[k] * g->h < ext[k])
+            g->h = ext[k] / g->n[k];
+    g->blocks = (size_t)g->n[0] * g->n[1] * g->n[2];
+    g->count = count;
+    size_t ntab = 1;
+    for (int k = 0; k < 3; k++) {
+        g->tab_r[k] = g->n[k] - 1 < TABLE_R ? g->n[k] - 1 : TABLE_R;
+        ntab *= (size_t)(2 * g->tab_r[k] + 1);
+    }
+    g->ntab = (int)ntab;
+    g->start = q_calloc(g->blocks + 1, sizeof(int));
+    g->ids = q_alloc(count * sizeof(int));
+    g->pts = q_alloc(count * 3 * sizeof(double));
+    g->tab = q_alloc(ntab * sizeof *g->tab);
+    int *bk = q_alloc(count * sizeof(int));
+    if (!g->start || !g->ids || !g->pts || !g->tab || !bk) {
+        q_free(bk, count * sizeof(int));
+        q_voronoi_grid_free(g);
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        int b[3];
+        bucket_of(g, sites + 3 * i, b);
+        bk[i] = (int)(((size_t)b[2] * g->n[1] + b[1]) * g->n[0] + b[0]);
+        g->start[bk[i] + 1]++;
+    }
+    for (size_t b = 0; b < g->blocks; b++)
+        g->start[b + 1] += g->start[b];
+    for (size_t i = 0; i < count; i++) {
+        int at = g->start[bk[i]]++;
+        g->ids[at] = (int)i;
+        memcpy(g->pts + 3 * (size_t)at, sites + 3 * i, 3 * sizeof(double));
+    }
+    for (size_t b = g->blocks; b > 0; b--)
+        g->start[b] = g->start[b - 1];
+    g->start[0] = 0;
+    int t = 0;
+    for (int dz = -g->tab_r[2]; dz <= g->tab_r[2]; dz++)
+        for (int dy = -g->tab_r[1]; dy <= g->tab_r[1]; dy++)
+            for (int dx = -g->tab_r[0]; dx <= g->tab_r[0]; dx++) {
+                q_voronoi_offset *o = &g->tab[t++];
+                o->d[0] = dx, o->d[1] = dy, o->d[2] = dz;
+                o->lb = offset_lb(o->d);
+            }
+    qsort(g->tab, ntab, sizeof *g->tab, offset_cmp);
+    q_free(bk, count * sizeof(int));
+    return true;
+}
+
+void q_voronoi_grid_free(q_voronoi_grid *g)
+{
+    if (g->count) {
+        q_free(g->tab, (size_t)g->ntab * sizeof *g->tab);
+        q_free(g->pts, g->count * 3 * sizeof(double));
+        q_free(g->ids, g->count * sizeof(int));
+        q_free(g->start, (g->blocks + 1) * sizeof(int));
+    }
+    memset(g, 0, sizeof *g);
 }
 
 /* Cuts the cell of site i by every site in block (x, y, z) closer than 2R.
@@ -526,7 +594,7 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
         if (lb * h2 >= 4 * w->r2)
             break;
         for (; t < g->ntab && g->tab[t].lb == lb; t++) {
-            const struct offset *o = &g->tab[t];
+            const q_voronoi_offset *o = &g->tab[t];
             int x = b[0] + o->d[0], y = b[1] + o->d[1], z = b[2] + o->d[2];
             if (x < 0 || y < 0 || z < 0 || x >= g->n[0] || y >= g->n[1] || z >= g->n[2])
                 continue;
@@ -647,62 +715,11 @@ q_voronoi *q_voronoi_compute(const double *sites, size_t count, const double min
     }
     v->cell_count = count;
     grid g;
-    memset(&g, 0, sizeof g);
-    double ext[3] = {max[0] - min[0], max[1] - min[1], max[2] - min[2]};
-    double vol = ext[0] * ext[1] * ext[2];
-    g.h = cbrt(vol / (double)count * 2.0);
-    for (int k = 0; k < 3; k++) {
-        g.origin[k] = min[k];
-        double nk = ceil(ext[k] / g.h);
-        g.n[k] = nk < 1 ? 1 : nk > 1024 ? 1024 : (int)nk;
-    }
-    /* the grid must cover the box along every axis with this one h */
-    for (int k = 0; k < 3; k++)
-        if (g.n[k] * g.h < ext[k])
-            g.h = ext[k] / g.n[k];
-    g.blocks = (size_t)g.n[0] * g.n[1] * g.n[2];
-    size_t ntab = 1;
-    for (int k = 0; k < 3; k++) {
-        g.tab_r[k] = g.n[k] - 1 < TABLE_R ? g.n[k] - 1 : TABLE_R;
-        ntab *= (size_t)(2 * g.tab_r[k] + 1);
-    }
-    g.ntab = (int)ntab;
-    g.start = q_calloc(g.blocks + 1, sizeof(int));
-    g.ids = q_alloc(count * sizeof(int));
-    g.pts = q_alloc(count * 3 * sizeof(double));
-    g.tab = q_alloc(ntab * sizeof *g.tab);
-    int *bk = q_alloc(count * sizeof(int));
     cell_work *w = q_alloc(sizeof *w);
     store st = {0};
     st.off = q_alloc(2 * count * sizeof(size_t));
-    bool ok = g.start && g.ids && g.pts && g.tab && bk && w && st.off;
+    bool ok = q_voronoi_grid_build(&g, sites, count, min, max) && w && st.off;
     if (ok) {
-        for (size_t i = 0; i < count; i++) {
-            int b[3];
-            bucket_of(&g, sites + 3 * i, b);
-            bk[i] = (int)(((size_t)b[2] * g.n[1] + b[1]) * g.n[0] + b[0]);
-            g.start[bk[i] + 1]++;
-        }
-        for (size_t b = 0; b < g.blocks; b++)
-            g.start[b + 1] += g.start[b];
-        for (size_t i = 0; i < count; i++) {
-            int at = g.start[bk[i]]++;
-            g.ids[at] = (int)i;
-            memcpy(g.pts + 3 * (size_t)at, sites + 3 * i, 3 * sizeof(double));
-        }
-        for (size_t b = g.blocks; b > 0; b--)
-            g.start[b] = g.start[b - 1];
-        g.start[0] = 0;
-        int t = 0;
-        for (int dz = -g.tab_r[2]; dz <= g.tab_r[2]; dz++)
-            for (int dy = -g.tab_r[1]; dy <= g.tab_r[1]; dy++)
-                for (int dx = -g.tab_r[0]; dx <= g.tab_r[0]; dx++) {
-                    struct offset *o = &g.tab[t++];
-                    o->d[0] = dx, o->d[1] = dy, o->d[2] = dz;
-                    o->lb = offset_lb(o->d);
-                }
-        qsort(g.tab, ntab, sizeof *g.tab, offset_cmp);
-
         /* room for cells of about 30 vertices */
         ok = reserve((void **)&st.dbl, &st.cd, 80 * count, sizeof(double)) &&
              reserve((void **)&st.in, &st.ci, 112 * count, sizeof(int));
@@ -737,11 +754,7 @@ q_voronoi *q_voronoi_compute(const double *sites, size_t count, const double min
         }
     q_free(st.off, 2 * count * sizeof(size_t));
     q_free(w, sizeof *w);
-    q_free(bk, count * sizeof(int));
-    q_free(g.tab, ntab * sizeof *g.tab);
-    q_free(g.pts, count * 3 * sizeof(double));
-    q_free(g.ids, count * sizeof(int));
-    q_free(g.start, (g.blocks + 1) * sizeof(int));
+    q_voronoi_grid_free(&g);
     if (!ok) {
         q_voronoi_free(v);
         return NULL;

@@ -10,6 +10,7 @@
 #ifndef Q_VORONOI_H
 #define Q_VORONOI_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Neighbour ids of faces on the box walls, as voro++ numbers them. */
@@ -51,6 +52,35 @@ void q_voronoi_free(q_voronoi *v);
 /* The bisector half-space of face f of cell c: points x with
  * dot(n, x) <= d are on the cell's side. */
 void q_voronoi_face_plane(const q_voronoi *v, size_t c, int f, double n[3], double *d);
+
+/* The neighbour grid of q_voronoi_compute, for other implementations of
+ * the same algorithm (the GPU path): blocks of side h from origin, n[k]
+ * along axis k, block (x, y, z) numbered (z * n[1] + y) * n[0] + x, about
+ * two sites each; block b holds sites ids[start[b] .. start[b + 1]), whose
+ * positions are pts (x, y, z each) in that order. tab lists the block
+ * offsets up to tab_r[k] blocks along axis k, sorted by lb, the least
+ * squared distance (in block widths) between points of two blocks that far
+ * apart; a cell visits them in that order, one group of equal lb at a time,
+ * and the blocks beyond the table in rings of growing radius. */
+typedef struct q_voronoi_offset {
+    int d[3], lb;
+} q_voronoi_offset;
+
+typedef struct q_voronoi_grid {
+    double origin[3], h;
+    int n[3];
+    size_t blocks, count;
+    int *start, *ids;
+    double *pts;
+    q_voronoi_offset *tab;
+    int ntab, tab_r[3];
+} q_voronoi_grid;
+
+/* Builds the grid of count sites in the box [min, max] (sites checked by
+ * the caller). false when memory runs out; free with q_voronoi_grid_free. */
+bool q_voronoi_grid_build(q_voronoi_grid *g, const double *sites, size_t count, const double min[3],
+                          const double max[3]);
+void q_voronoi_grid_free(q_voronoi_grid *g);
 
 /* Signature of another implementation of q_voronoi_compute with the same
  * contract (the host's GPU path installs one for quarry.voronoi{gpu=true}). */

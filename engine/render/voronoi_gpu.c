@@ -2,10 +2,13 @@
  * cutting algorithm of engine/geom/voronoi.c (design note 003), one
  * workgroup per cell. The workgroup is a single invocation that keeps the
  * cell (vertices, face loops, face neighbours) in the workgroup's shared
- * memory (llvmpipe lost dynamically indexed writes to large private arrays), takes
- * neighbours nearest first by a scan over all sites (the note's brute force,
- * without its parallel reduction), cuts by each bisector and stops once the
- * next neighbour is at least twice the largest vertex distance away. The
+ * memory (llvmpipe lost dynamically indexed writes to large private arrays),
+ * takes neighbours from the CPU path's grid (q_voronoi_grid, built on the
+ * CPU and uploaded): blocks in the order of the sorted offset table, one
+ * group of equal least distance at a time with its sites cut nearest first,
+ * then rings of blocks; it cuts by each bisector and stops once the next
+ * block is at least twice the largest vertex distance away, as the CPU
+ * path does (the note's brute force over all sites grew as n^2). The
  * shader works in cell space in single precision; the CPU reads the cells
  * back and computes volumes in double from the returned geometry.
  *
@@ -35,7 +38,15 @@ static const char *shader_src =
     "layout(std430, binding = 0) readonly buffer Sites { vec4 sites[]; };\n"
     "layout(std430, binding = 1) writeonly buffer Verts { vec4 overt[]; };\n"
     "layout(std430, binding = 2) writeonly buffer Ints { int oint[]; };\n"
+    "layout(std430, binding = 3) readonly buffer Pts { vec4 pts[]; };\n"
+    "layout(std430, binding = 4) readonly buffer Ids { int ids[]; };\n"
+    "layout(std430, binding = 5) readonly buffer Start { int gstart[]; };\n"
+    "layout(std430, binding = 6) readonly buffer Tab { ivec4 tab[]; };\n"
+    "layout(std430, binding = 7) readonly buffer Blk { ivec4 sblk[]; };\n"
     "uniform vec3 bmin; uniform vec3 bmax; uniform int count;\n"
+    "uniform vec3 gorigin; uniform float gh; uniform ivec3 gn; uniform int ntab; uniform ivec3 tabr;\n"
+    "#define MAXC 64\n"
+    "shared float CD[MAXC]; shared int CJ[MAXC];\n"
     "shared vec3 V[GV]; shared int nv; shared int FS[GF + 1]; shared int FV[GFV]; shared int FN[GF]; shared int nf;\n"
     "shared vec3 NV[GV]; shared int NFS[GF + 1]; shared int NFV[GFV]; shared int NFN[GF]; shared float D[GV];\n"
     "shared int RM[GV]; shared bool ON[GV];\n"
@@ -93,6 +104,20 @@ static const char *shader_src =
     "  nf = nnf; return 1;\n"
     "}\n"
     "float maxr2() { float r = 0.0; for (int i = 0; i < nv; i++) r = max(r, dot(V[i], V[i])); return r; }\n"
+    /* candidates of one group of blocks, nearest first (as the CPU) */
+    "int flush(int nc, vec3 s, inout float r2) {\n"
+    "  for (int a = 1; a < nc; a++) { float x = CD[a]; int xj = CJ[a]; int b = a - 1;\n"
+    "    while (b >= 0 && CD[b] > x) { CD[b + 1] = CD[b]; CJ[b + 1] = CJ[b]; b--; }\n"
+    "    CD[b + 1] = x; CJ[b + 1] = xj; }\n"
+    "  for (int a = 0; a < nc; a++) {\n"
+    "    if (CD[a] >= 4.0 * r2) break;\n"
+    "    vec3 p = pts[CJ[a]].xyz - s;\n"
+    "    int rc = cut(p, 0.5 * dot(p, p), ids[CJ[a]]);\n"
+    "    if (rc < 0) return 1;\n"
+    "    if (rc > 0) r2 = maxr2();\n"
+    "  }\n"
+    "  return 0;\n"
+    "}\n"
     "void main() {\n"
     "  int ci = int(gl_WorkGroupID.x);\n"
     "  vec3 s = sites[ci].xyz; vec3 lo = bmin - s, hi = bmax - s;\n"
@@ -102,21 +127,56 @@ static const char *shader_src =
     "  for (int i = 0; i < 24; i++) FV[i] = fv0[i];\n"
     "  for (int f = 0; f <= 6; f++) FS[f] = 4 * f;\n"
     "  for (int f = 0; f < 6; f++) FN[f] = -1 - f;\n"
-    "  float r2 = maxr2(); float last = -1.0; int lastid = -1; int status = 0;\n"
-    "  for (;;) {\n"
-    "    float best = 1e30; int bid = -1;\n"
-    "    for (int j = 0; j < count; j++) {\n"
-    "      if (j == ci) continue;\n"
-    "      vec3 q = sites[j].xyz - s; float d = dot(q, q);\n"
-    "      bool after = d > last || (d == last && j > lastid);\n"
-    "      if (after && (d < best || (d == best && j < bid))) { best = d; bid = j; }\n"
+    "  float r2 = maxr2(); int status = 0; float h2 = gh * gh;\n"
+    "  ivec3 b = sblk[ci].xyz;\n"
+    /* the table: groups of blocks at the same least distance */
+    "  int t = 0;\n"
+    "  while (t < ntab && status == 0) {\n"
+    "    int lb = tab[t].w;\n"
+    "    if (float(lb) * h2 >= 4.0 * r2) break;\n"
+    "    int nc = 0;\n"
+    "    for (; t < ntab && tab[t].w == lb && status == 0; t++) {\n"
+    "      ivec3 q = b + tab[t].xyz;\n"
+    "      if (any(lessThan(q, ivec3(0))) || any(greaterThanEqual(q, gn))) continue;\n"
+    "      if (lb > 0) {\n"
+    "        vec3 a = gorigin + vec3(q) * gh - s;\n"
+    "        vec3 e = max(max(a, -(a + gh)), vec3(0.0));\n"
+    "        if (dot(e, e) >= 4.0 * r2) continue;\n"
+    "      }\n"
+    "      int bk = (q.z * gn.y + q.y) * gn.x + q.x;\n"
+    "      for (int j = gstart[bk]; j < gstart[bk + 1]; j++) {\n"
+    "        vec3 d = pts[j].xyz - s; float dd = dot(d, d);\n"
+    "        if (dd >= 4.0 * r2 || ids[j] == ci) continue;\n"
+    "        if (nc == MAXC) { status = flush(nc, s, r2); nc = 0; if (status != 0) break; }\n"
+    "        CD[nc] = dd; CJ[nc] = j; nc++;\n"
+    "      }\n"
     "    }\n"
-    "    if (bid < 0 || best >= 4.0 * r2) break;\n"
-    "    last = best; lastid = bid;\n"
-    "    vec3 p = sites[bid].xyz - s;\n"
-    "    int rc = cut(p, 0.5 * dot(p, p), bid);\n"
-    "    if (rc < 0) { status = 1; break; }\n"
-    "    if (rc > 0) r2 = maxr2();\n"
+    "    if (status == 0) status = flush(nc, s, r2);\n"
+    "  }\n"
+    /* beyond the table: rings of blocks, ring r at least r - 1 widths away */
+    "  int rmax = 0;\n"
+    "  for (int k = 0; k < 3; k++) rmax = max(rmax, max(b[k], gn[k] - 1 - b[k]));\n"
+    "  int r0 = min(tabr.x, min(tabr.y, tabr.z));\n"
+    "  for (int r = r0 + 1; r <= rmax && status == 0; r++) {\n"
+    "    if (float((r - 1) * (r - 1)) * h2 >= 4.0 * r2) break;\n"
+    "    for (int dx = -r; dx <= r && status == 0; dx++)\n"
+    "      for (int dy = -r; dy <= r && status == 0; dy++) {\n"
+    "        bool edge = dx == -r || dx == r || dy == -r || dy == r;\n"
+    "        int step = edge ? 1 : 2 * r;\n"
+    "        for (int dz = -r; dz <= r && status == 0; dz += step) {\n"
+    "          ivec3 q = b + ivec3(dx, dy, dz);\n"
+    "          if (any(lessThan(q, ivec3(0))) || any(greaterThanEqual(q, gn))) continue;\n"
+    "          if (abs(dx) <= tabr.x && abs(dy) <= tabr.y && abs(dz) <= tabr.z) continue;\n"
+    "          int bk = (q.z * gn.y + q.y) * gn.x + q.x;\n"
+    "          for (int j = gstart[bk]; j < gstart[bk + 1]; j++) {\n"
+    "            vec3 p = pts[j].xyz - s; float dd = dot(p, p);\n"
+    "            if (dd >= 4.0 * r2 || ids[j] == ci) continue;\n"
+    "            int rc = cut(p, 0.5 * dd, ids[j]);\n"
+    "            if (rc < 0) { status = 1; break; }\n"
+    "            if (rc > 0) r2 = maxr2();\n"
+    "          }\n"
+    "        }\n"
+    "      }\n"
     "  }\n"
     "  int base = ci * GINTS;\n"
     "  oint[base] = status; oint[base + 1] = nv; oint[base + 2] = nf; oint[base + 3] = 0;\n"
@@ -196,28 +256,66 @@ static q_voronoi *voronoi_gpu(const double *sites, size_t count, const double mi
     float *vf = q_alloc(count * GV * 4 * sizeof(float));
     int *ints = q_alloc(count * GINTS * sizeof(int));
     v->cells = q_calloc(count, sizeof(q_voronoi_cell));
-    bool ok = sf && vf && ints && v->cells;
+    /* the CPU path's neighbour grid (built in double), uploaded as is */
+    q_voronoi_grid g;
+    bool have_grid = q_voronoi_grid_build(&g, sites, count, min, max);
+    float *pf = q_alloc(nf4 * sizeof(float));
+    int *blk = q_alloc(nf4 * sizeof(int));
+    int *tab = have_grid ? q_alloc((size_t)g.ntab * 4 * sizeof(int)) : NULL;
+    bool ok = sf && vf && ints && v->cells && have_grid && pf && blk && tab;
     if (ok) {
         v->cell_count = count;
         for (size_t i = 0; i < count; i++) {
-            for (int k = 0; k < 3; k++)
+            for (int k = 0; k < 3; k++) {
                 sf[4 * i + k] = (float)sites[3 * i + k];
-            sf[4 * i + 3] = 0;
+                pf[4 * i + k] = (float)g.pts[3 * i + k];
+            }
+            sf[4 * i + 3] = pf[4 * i + 3] = 0;
         }
-        GLuint buf[3];
-        glGenBuffers(3, buf);
+        /* each site's block, as the CPU binned it */
+        for (size_t b = 0; b < g.blocks; b++)
+            for (int j = g.start[b]; j < g.start[b + 1]; j++) {
+                int *o = blk + 4 * (size_t)g.ids[j];
+                o[0] = (int)(b % (size_t)g.n[0]);
+                o[1] = (int)(b / (size_t)g.n[0] % (size_t)g.n[1]);
+                o[2] = (int)(b / ((size_t)g.n[0] * g.n[1]));
+                o[3] = 0;
+            }
+        for (int t = 0; t < g.ntab; t++) {
+            for (int k = 0; k < 3; k++)
+                tab[4 * t + k] = g.tab[t].d[k];
+            tab[4 * t + 3] = g.tab[t].lb;
+        }
+        GLuint buf[8];
+        glGenBuffers(8, buf);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[0]);
         glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(nf4 * sizeof(float)), sf, GL_STATIC_DRAW);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[1]);
         glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(count * GV * 4 * sizeof(float)), NULL, GL_DYNAMIC_READ);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[2]);
         glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(count * GINTS * sizeof(int)), NULL, GL_DYNAMIC_READ);
-        for (GLuint b = 0; b < 3; b++)
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[3]);
+        glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(nf4 * sizeof(float)), pf, GL_STATIC_DRAW);
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[4]);
+        glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(count * sizeof(int)), g.ids, GL_STATIC_DRAW);
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[5]);
+        glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)((g.blocks + 1) * sizeof(int)), g.start, GL_STATIC_DRAW);
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[6]);
+        glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)((size_t)g.ntab * 4 * sizeof(int)), tab, GL_STATIC_DRAW);
+        glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[7]);
+        glBufferData(GL_SHADER_STORAGE_BUFFER, (GLsizeiptr)(nf4 * sizeof(int)), blk, GL_STATIC_DRAW);
+        for (GLuint b = 0; b < 8; b++)
             glBindBufferBase(GL_SHADER_STORAGE_BUFFER, b, buf[b]);
         glUseProgram(g_program);
         glUniform3f(glGetUniformLocation(g_program, "bmin"), (float)min[0], (float)min[1], (float)min[2]);
         glUniform3f(glGetUniformLocation(g_program, "bmax"), (float)max[0], (float)max[1], (float)max[2]);
         glUniform1i(glGetUniformLocation(g_program, "count"), (GLint)count);
+        glUniform3f(glGetUniformLocation(g_program, "gorigin"), (float)g.origin[0], (float)g.origin[1],
+                    (float)g.origin[2]);
+        glUniform1f(glGetUniformLocation(g_program, "gh"), (float)g.h);
+        glUniform3i(glGetUniformLocation(g_program, "gn"), g.n[0], g.n[1], g.n[2]);
+        glUniform1i(glGetUniformLocation(g_program, "ntab"), g.ntab);
+        glUniform3i(glGetUniformLocation(g_program, "tabr"), g.tab_r[0], g.tab_r[1], g.tab_r[2]);
         glDispatchCompute((GLuint)count, 1, 1);
         glMemoryBarrier(GL_BUFFER_UPDATE_BARRIER_BIT);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, buf[1]);
@@ -226,8 +324,13 @@ static q_voronoi *voronoi_gpu(const double *sites, size_t count, const double mi
         glGetBufferSubData(GL_SHADER_STORAGE_BUFFER, 0, (GLsizeiptr)(count * GINTS * sizeof(int)), ints);
         glBindBuffer(GL_SHADER_STORAGE_BUFFER, 0);
         glUseProgram(0);
-        glDeleteBuffers(3, buf);
+        glDeleteBuffers(8, buf);
     }
+    q_free(pf, nf4 * sizeof(float));
+    q_free(blk, nf4 * sizeof(int));
+    q_free(tab, have_grid ? (size_t)g.ntab * 4 * sizeof(int) : 0);
+    if (have_grid)
+        q_voronoi_grid_free(&g);
     for (size_t i = 0; ok && i < count; i++) {
         const int *h = ints + i * GINTS;
         int nv = h[1], nf = h[2];
@@ -285,7 +388,7 @@ static q_voronoi *voronoi_gpu(const double *sites, size_t count, const double mi
         }
         c->volume = vol / 6;
     }
-    if (!ok && !(sf && vf && ints && v->cells))
+    if (!ok && !(sf && vf && ints && v->cells && have_grid && pf && blk && tab))
         snprintf(err, errlen, "out of memory");
     q_free(sf, nf4 * sizeof(float));
     q_free(vf, count * GV * 4 * sizeof(float));
