@@ -228,6 +228,56 @@ describe("Mesh:decompose", function()
     end
   end)
 
+  it("rates a hull by the surface between samples, not just at them", function()
+    -- A floor triangle (normal up) with a thin plate standing on it, in a
+    -- 1000 box (scale 1), sampled every 30 units. The floor's frame starts
+    -- at (1000, 0, 0) along -x, rows at z = 15, 45, ...; the plate's foot
+    -- covers z in [17, 43], between two rows: no floor sample lies under
+    -- the plate, but the plate's hull stands 200 over that strip of floor,
+    -- which seed 001's error counts (rays up from the floor to the hull's
+    -- top). Points of the strip are tested here against every solid hull.
+    local v = {{0, 0, 0}, {500, 0, 600}, {1000, 0, 0}}
+    local idx = {1, 2, 3}
+    local x0, x1, z0, z1, h = 300, 700, 17, 43, 200
+    local base = #v
+    for _, y in ipairs{0, h} do
+      for _, p in ipairs{{x0, z0}, {x1, z0}, {x1, z1}, {x0, z1}} do v[#v + 1] = {p[1], y, p[2]} end
+    end
+    local box = {1, 3, 2, 1, 4, 3, 5, 6, 7, 5, 7, 8, 1, 2, 6, 1, 6, 5, 2, 3, 7, 2, 7, 6,
+                 3, 4, 8, 3, 8, 7, 4, 1, 5, 4, 5, 8}
+    for _, k in ipairs(box) do idx[#idx + 1] = base + k end
+    local m = mesh(v, idx)
+    local hulls, info = m:decompose{sample_spacing = 30}
+    assert.are.equal(1, info.components)
+    assert.is_true(math.abs(info.sample_spacing - 30) < 1e-9)
+    local worst = 0
+    for _, hull in ipairs(hulls) do
+      if hull:volume() > 1 then
+        local hidx, P, planes = hull:indices(), {}, {}
+        for k, q in ipairs(hull:vertices()) do P[k] = {q.x, q.y, q.z} end
+        for k = 1, #hidx, 3 do
+          local a, b, c = P[hidx[k]], P[hidx[k + 1]], P[hidx[k + 2]]
+          local n = cross(sub(b, a), sub(c, a))
+          local l = math.sqrt(dot(n, n))
+          if l > 1e-9 then planes[#planes + 1] = {n[1] / l, n[2] / l, n[3] / l, dot(n, a) / l} end
+        end
+        for x = x0 + 5, x1 - 5, 10 do
+          for z = z0 + 1, z1 - 1, 2 do
+            local p, inside, ray = {x, 0, z}, true, math.huge
+            for _, pl in ipairs(planes) do
+              local d = dot(pl, p) - pl[4]
+              if d > 0.1 then inside = false; break end
+              if pl[2] > 1e-9 then ray = math.min(ray, -d / pl[2]) end
+            end
+            if inside and ray < math.huge then worst = math.max(worst, ray) end
+          end
+        end
+      end
+    end
+    assert.is_true(worst <= 10 + 0.5, "a hull stands " .. worst .. " over the plate's foot")
+    assert.are.equal(0, vertices_outside(m, hulls, tolerance(m)))
+  end)
+
   it("merges more with a larger concavity and stops at max_hulls", function()
     local m = torus(1, 0.3, 32, 16)
     local a = m:decompose{concavity = 5}
