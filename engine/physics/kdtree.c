@@ -263,12 +263,14 @@ static inline float plane_at(const q_kdtree *t, int a, uint32_t q)
     return t->qbase[a] + (float)q * t->qstep[a];
 }
 
-static uint16_t plane_up(const q_kdtree *t, int a, float x) /* the lowest plane >= x */
+/* The estimates below multiply by 1 / qstep (inv_step) and truncate; the
+ * loops after them make the answer exact (one or two steps at most). */
+static uint16_t plane_up(const q_kdtree *t, const float inv_step[3], int a, float x) /* the lowest plane >= x */
 {
     if (!(x > t->qbase[a]))
         return 0;
-    float f = (x - t->qbase[a]) / t->qstep[a];
-    uint32_t q = f >= (float)QMAX ? QMAX : (uint32_t)ceilf(f);
+    float f = (x - t->qbase[a]) * inv_step[a];
+    uint32_t q = f >= (float)QMAX ? QMAX : (uint32_t)f + 1u;
     while (q > 0 && plane_at(t, a, q - 1) >= x)
         q--;
     while (q < QMAX && plane_at(t, a, q) < x)
@@ -276,11 +278,11 @@ static uint16_t plane_up(const q_kdtree *t, int a, float x) /* the lowest plane 
     return (uint16_t)q;
 }
 
-static uint16_t plane_down(const q_kdtree *t, int a, float x) /* the highest plane <= x (x >= qbase) */
+static uint16_t plane_down(const q_kdtree *t, const float inv_step[3], int a, float x) /* the highest plane <= x */
 {
     if (!(x < plane_at(t, a, QMAX)))
         return (uint16_t)QMAX;
-    float f = (x - t->qbase[a]) / t->qstep[a];
+    float f = (x - t->qbase[a]) * inv_step[a];
     uint32_t q = f <= 0 ? 0 : (uint32_t)f;
     while (q < QMAX && plane_at(t, a, q + 1) <= x)
         q++;
@@ -344,6 +346,7 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
     }
 
     set_grid(tree);
+    float inv_step[3] = {1.0f / tree->qstep[0], 1.0f / tree->qstep[1], 1.0f / tree->qstep[2]};
 
     /* The left child is built next without a trip through the stack, and
      * children of at most 2 triangles become leaves at once: pushing and
@@ -388,12 +391,12 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
                 tree->node_count += 2;
                 make_leaf(tree, &b, side ? child + 1 : child, 0, 0); /* the empty side */
                 if (side) { /* left holds all, right (empty) lies above everything */
-                    node->u.planes[0] = plane_up(tree, ca, hi[ca]);
+                    node->u.planes[0] = plane_up(tree, inv_step, ca, hi[ca]);
                     node->u.planes[1] = (uint16_t)QMAX;
                     it.rhi[ca] = plane_at(tree, ca, node->u.planes[0]);
                 } else { /* right holds all, left (empty) lies below everything */
                     node->u.planes[0] = 0;
-                    node->u.planes[1] = plane_down(tree, ca, lo[ca]);
+                    node->u.planes[1] = plane_down(tree, inv_step, ca, lo[ca]);
                     it.rlo[ca] = plane_at(tree, ca, node->u.planes[1]);
                 }
                 node->axis_index = (uint32_t)ca | child << 2;
@@ -452,8 +455,8 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         }
         uint32_t child = tree->node_count;
         tree->node_count += 2;
-        node->u.planes[0] = plane_up(tree, axis, split_lo);
-        node->u.planes[1] = plane_down(tree, axis, split_hi);
+        node->u.planes[0] = plane_up(tree, inv_step, axis, split_lo);
+        node->u.planes[1] = plane_down(tree, inv_step, axis, split_hi);
         node->axis_index = (uint32_t)axis | child << 2;
         split_lo = plane_at(tree, axis, node->u.planes[0]);
         split_hi = plane_at(tree, axis, node->u.planes[1]);
