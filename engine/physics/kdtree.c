@@ -512,9 +512,11 @@ size_t q_kdtree_bytes(const q_kdtree *tree)
 
 /* ---- queries ---- */
 
-/* Clips the segment [0, tmax] to the tree bounds (slab test). */
-static bool clip_to_bounds(const q_kdtree *tree, const float o[3], const float d[3], float tmax, float *t0,
-                           float *t1)
+/* Clips the segment [0, tmax] to the tree bounds (slab test), with the
+ * inverse direction the traversal computes anyway. */
+static inline __attribute__((always_inline)) bool clip_to_bounds(const q_kdtree *tree, const float o[3],
+                                                                 const float d[3], const float inv[3], float tmax,
+                                                                 float *t0, float *t1)
 {
     float lo = 0, hi = tmax;
     for (int a = 0; a < 3; a++) {
@@ -524,21 +526,13 @@ static bool clip_to_bounds(const q_kdtree *tree, const float o[3], const float d
                 return false;
             continue;
         }
-        float inv = 1.0f / d[a];
-        float ta = (mn - o[a]) * inv, tb = (mx - o[a]) * inv;
-        if (ta > tb) {
-            float s = ta;
-            ta = tb;
-            tb = s;
-        }
-        lo = fmaxf(lo, ta);
-        hi = fminf(hi, tb);
-        if (lo > hi)
-            return false;
+        float ta = (mn - o[a]) * inv[a], tb = (mx - o[a]) * inv[a];
+        lo = MAXF(lo, MINF(ta, tb));
+        hi = MINF(hi, MAXF(ta, tb));
     }
     *t0 = lo;
     *t1 = hi;
-    return true;
+    return lo <= hi;
 }
 
 typedef struct seg {
@@ -566,8 +560,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
                                                                 const float d[3], float tmax, float *best_t,
                                                                 uint32_t *best_tri, q_kd_hit_fn fn, void *ud)
 {
-    float t0, t1;
-    if (tree->node_count == 0 || !clip_to_bounds(tree, o, d, tmax, &t0, &t1))
+    if (tree->node_count == 0)
         return;
     /* Per axis: where the ray crosses plane q of the grid is
      * t = q * scale + (near or far offset), the offsets holding the plane
@@ -586,6 +579,9 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
         near_off[a] = (qb + e - o[a]) * inv[a];
         far_off[a] = (qb - e - o[a]) * inv[a];
     }
+    float t0, t1;
+    if (!clip_to_bounds(tree, o, d, inv, tmax, &t0, &t1))
+        return;
     const q_kd_node *nodes = tree->nodes;
     float limit = tmax; /* closest: the best hit so far */
     uint32_t best = UINT32_MAX;
