@@ -588,6 +588,16 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
     bucket_of(g, s, b);
     double h2 = g->h * g->h;
     memcpy(w->site, s, sizeof w->site);
+    /* squared gap along each axis between the site and the blocks at each
+     * offset of the table */
+    double gap2[3][2 * TABLE_R + 1];
+    for (int k = 0; k < 3; k++) {
+        double lo_gap = s[k] - (g->origin[k] + b[k] * g->h), hi_gap = g->h - lo_gap;
+        for (int d = -g->tab_r[k]; d <= g->tab_r[k]; d++) {
+            double e = d > 0 ? hi_gap + (d - 1) * g->h : d < 0 ? lo_gap + (-d - 1) * g->h : 0;
+            gap2[k][d + TABLE_R] = e > 0 ? e * e : 0;
+        }
+    }
     /* the table, one group of blocks at the same least distance at a time */
     for (int t = 0; t < g->ntab;) {
         int lb = g->tab[t].lb, nc = 0;
@@ -600,17 +610,9 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
                 continue;
             size_t bk = ((size_t)z * g->n[1] + y) * g->n[0] + x;
             double lim = 4 * w->r2;
-            if (lb > 0) {
-                /* the block's own least distance from the site */
-                double gap = 0;
-                for (int k = 0; k < 3; k++) {
-                    double a = g->origin[k] + (b[k] + o->d[k]) * g->h - s[k];
-                    double e = a > 0 ? a : o->d[k] < 0 ? -(a + g->h) : 0;
-                    gap += e * e;
-                }
-                if (gap >= lim)
-                    continue;
-            }
+            /* the block's own least distance from the site */
+            if (lb > 0 && gap2[0][o->d[0] + TABLE_R] + gap2[1][o->d[1] + TABLE_R] + gap2[2][o->d[2] + TABLE_R] >= lim)
+                continue;
             for (int j = g->start[bk]; j < g->start[bk + 1]; j++) {
                 const double *q = g->pts + 3 * (size_t)j;
                 double dd = (q[0] - s[0]) * (q[0] - s[0]) + (q[1] - s[1]) * (q[1] - s[1]) +
