@@ -10,27 +10,6 @@
 
 #define LEAF 3u
 
-static inline uint32_t tri_vertex(const q_kd_mesh *m, uint32_t t, int k)
-{
-    return m->indices16 ? m->indices16[3 * t + k] : m->indices32[3 * t + k];
-}
-
-/* Vertex k of triangle t, decoded from floats or 16-bit grid positions. */
-typedef struct vec3f {
-    float v[3];
-} vec3f;
-
-static inline vec3f vertex(const q_kd_mesh *m, uint32_t t, int k)
-{
-    uint32_t i = tri_vertex(m, t, k);
-    if (m->qpositions) {
-        const int16_t *q = m->qpositions + 3 * i;
-        return (vec3f){{q[0] * m->qscale, q[1] * m->qscale, q[2] * m->qscale}};
-    }
-    const float *p = m->positions + 3 * i;
-    return (vec3f){{p[0], p[1], p[2]}};
-}
-
 /* Mesh layouts, so that each traversal is compiled for one of them (no
  * per-vertex tests of which arrays are set). */
 enum { FMT_F32_I16, FMT_F32_I32, FMT_Q16_I16, FMT_Q16_I32 };
@@ -709,14 +688,21 @@ void q_kdtree_raycast_all(const q_kdtree *tree, const q_kd_mesh *mesh, const flo
     traverse_all(tree, mesh, origin, dir, tmax, NULL, NULL, fn, ud);
 }
 
-size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const float min[3], const float max[3],
-                           uint32_t *out, size_t cap)
+/* AABB query, compiled per mesh layout. The box's sides become plane
+ * numbers once per query (the right child is entered when its plane number
+ * is at most qhi, the left one when its plane number is at least qlo), so
+ * nodes compare integers; exact, as the grid's planes increase with their
+ * number. */
+static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtree *tree, const q_kd_mesh *mesh,
+                                                                    const int fmt, const float min[3],
+                                                                    const float max[3], uint32_t *out, size_t cap)
 {
-    if (tree->node_count == 0)
-        return 0;
-    for (int a = 0; a < 3; a++)
-        if (min[a] > tree->max[a] || max[a] < tree->min[a])
-            return 0;
+    uint32_t qlo[3], qhi[3];
+    float inv_step[3] = {1.0f / tree->qstep[0], 1.0f / tree->qstep[1], 1.0f / tree->qstep[2]};
+    for (int a = 0; a < 3; a++) {
+        qlo[a] = plane_up(tree, inv_step, a, min[a]);    /* planes[0] >= min[a] */
+        qhi[a] = plane_down(tree, inv_step, a, max[a]); /* planes[1] <= max[a] (max[a] >= qbase[a] here) */
+    }
     uint32_t stack[Q_KD_MAX_DEPTH + 2];
     int top = 0;
     size_t found = 0;
@@ -728,11 +714,12 @@ size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const fl
             uint32_t count = q_kd_leaf_count(n);
             for (uint32_t k = 0; k < count; k++) {
                 uint32_t tri = q_kd_leaf_triangle(n, (int)k);
+                float v[9];
+                load_triangle(mesh, fmt, tri, v);
                 bool overlap = true;
-                vec3f v0 = vertex(mesh, tri, 0), v1 = vertex(mesh, tri, 1), v2 = vertex(mesh, tri, 2);
-                for (int a = 0; a < 3 && overlap; a++)
-                    overlap = MAXF(v0.v[a], MAXF(v1.v[a], v2.v[a])) >= min[a] &&
-                              MINF(v0.v[a], MINF(v1.v[a], v2.v[a])) <= max[a];
+                for (int a = 0; a < 3; a++)
+                    overlap &= MAXF(v[a], MAXF(v[3 + a], v[6 + a])) >= min[a] &&
+                               MINF(v[a], MINF(v[3 + a], v[6 + a])) <= max[a];
                 if (overlap) {
                     if (found < cap)
                         out[found] = tri;
@@ -742,10 +729,30 @@ size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const fl
             continue;
         }
         uint32_t child = n->axis_index >> 2;
-        if (max[axis] >= q_kdtree_plane(tree, n, 1))
+        if (n->u.planes[1] <= qhi[axis])
             stack[top++] = child + 1;
-        if (min[axis] <= q_kdtree_plane(tree, n, 0))
+        if (n->u.planes[0] >= qlo[axis])
             stack[top++] = child;
     }
     return found;
+}
+
+size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const float min[3], const float max[3],
+                           uint32_t *out, size_t cap)
+{
+    if (tree->node_count == 0)
+        return 0;
+    for (int a = 0; a < 3; a++)
+        if (!(min[a] <= tree->max[a] && max[a] >= tree->min[a]))
+            return 0;
+    switch (mesh_format(mesh)) {
+    case FMT_F32_I16:
+        return query_aabb_impl(tree, mesh, FMT_F32_I16, min, max, out, cap);
+    case FMT_F32_I32:
+        return query_aabb_impl(tree, mesh, FMT_F32_I32, min, max, out, cap);
+    case FMT_Q16_I16:
+        return query_aabb_impl(tree, mesh, FMT_Q16_I16, min, max, out, cap);
+    default:
+        return query_aabb_impl(tree, mesh, FMT_Q16_I32, min, max, out, cap);
+    }
 }
