@@ -137,7 +137,7 @@ static void select_nth(builder *b, uint32_t begin, uint32_t end, uint32_t k, int
  * leave each side at least 25% of the triangles, the one with the smallest
  * surface-area cost  N_left * area(left) + N_right * area(right)  wins, each
  * side's box being the node's bounds cut at its own plane. Returns false when
- * no boundary keeps both sides at 25% (the caller falls back to the median);
+ * no boundary keeps both sides at 25% (the caller falls back to the mean split);
  * otherwise partitions tris so that [begin, *mid_out) is the left side and
  * gives both planes (exact: from the bins' triangle bounds). */
 #define SAH_BINS 16
