@@ -145,7 +145,7 @@ static void select_nth(builder *b, uint32_t begin, uint32_t end, uint32_t k, int
 static bool sah_split(builder *b, uint32_t begin, uint32_t end, int axis, const float lo[3], const float hi[3],
                       uint32_t *mid_out, float *split_lo, float *split_hi)
 {
-    uint32_t *restrict tris = b->tris;
+    uint32_t *restrict tris = b->tris, *restrict aux = b->aux;
     const float *restrict mid = b->mid, *restrict box = b->box;
     uint32_t count = end - begin, bn[SAH_BINS] = {0};
     float bmax[SAH_BINS], bmin[SAH_BINS];
@@ -156,6 +156,7 @@ static bool sah_split(builder *b, uint32_t begin, uint32_t end, int axis, const 
         uint32_t t = tris[i];
         int k = (int)((mid[3 * t + axis] - base) * scale);
         k = k < 0 ? 0 : k > SAH_BINS - 1 ? SAH_BINS - 1 : k;
+        aux[i - begin] = (uint32_t)k; /* for the partition */
         bn[k]++;
         bmax[k] = MAXF(bmax[k], box[6 * t + 3 + axis]);
         bmin[k] = MINF(bmin[k], box[6 * t + axis]);
@@ -184,10 +185,10 @@ static bool sah_split(builder *b, uint32_t begin, uint32_t end, int axis, const 
     }
     if (best < 0)
         return false;
-    uint32_t *restrict aux = b->aux, kept = 0, moved = 0;
+    uint32_t kept = 0, moved = 0;
     for (uint32_t i = begin; i < end; i++) { /* branch-free: left in place, right to aux */
         uint32_t t = tris[i];
-        uint32_t left = (int)((mid[3 * t + axis] - base) * scale) < best;
+        uint32_t left = aux[i - begin] < (uint32_t)best; /* read before aux[moved <= i - begin] is written */
         tris[begin + kept] = t;
         aux[moved] = t;
         kept += left;
