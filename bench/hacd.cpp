@@ -10,8 +10,9 @@
  * OFF/Wuson.off (open) and OBJ/spider.obj (open, non-manifold), loaded with
  * q_mesh_import; both decompositions get exactly these positions and indices.
  *
- * Time: median of REPS runs of q_hacd and of HACD::Compute (Bullet's time
- * includes nothing but Compute; ours includes its input checks).
+ * Time: median of REPS runs of q_hacd and of HACD::Compute, the two
+ * alternating so that both meet the same load on a shared machine (Bullet's
+ * time includes nothing but Compute; ours includes its input checks).
  *
  * Quality, measured by one function (measure() below) on both outputs, in
  * units of the mesh scaled into a 1000 cube (the unit of Concavity 10):
@@ -502,10 +503,10 @@ static q_mesh *torus(double R, double r, int nu, int nv)
     return m;
 }
 
-static std::vector<hull_out> run_ours(const q_mesh *m, std::vector<double> &times)
+static std::vector<hull_out> run_ours(const q_mesh *m, std::vector<double> &times, int reps)
 {
     std::vector<hull_out> out;
-    for (int r = 0; r < REPS; r++) {
+    for (int r = 0; r < reps; r++) {
         q_hacd_params p = q_default_hacd_params();
         p.concavity = 10;
         p.connect_dist = 0.1;
@@ -534,7 +535,7 @@ static std::vector<hull_out> run_ours(const q_mesh *m, std::vector<double> &time
     return out;
 }
 
-static std::vector<hull_out> run_bullet(const q_mesh *m, std::vector<double> &times, bool print_defaults)
+static std::vector<hull_out> run_bullet(const q_mesh *m, std::vector<double> &times, bool print_defaults, int reps)
 {
     std::vector<HACD::Vec3<HACD::Real>> pts(m->vertex_count);
     std::vector<HACD::Vec3<long>> tris(m->index_count / 3);
@@ -543,7 +544,7 @@ static std::vector<hull_out> run_bullet(const q_mesh *m, std::vector<double> &ti
     for (size_t i = 0; i < tris.size(); i++)
         tris[i] = HACD::Vec3<long>(m->indices[3 * i], m->indices[3 * i + 1], m->indices[3 * i + 2]);
     std::vector<hull_out> out;
-    for (int r = 0; r < REPS; r++) {
+    for (int r = 0; r < reps; r++) {
         HACD::HACD h;
         h.SetPoints(pts.data());
         h.SetNPoints(pts.size());
@@ -615,7 +616,14 @@ int main(int argc, char **argv)
                       m->index_count / 3, mv > 0 ? "closed" : "open");
         bench_section(title);
         std::vector<double> to, tb;
-        std::vector<hull_out> ho = run_ours(m, to), hb = run_bullet(m, tb, first);
+        std::vector<hull_out> ho, hb;
+        for (int r = 0; r < REPS; r++) {
+            std::vector<hull_out> o = run_ours(m, to, 1), b = run_bullet(m, tb, first && r == 0, 1);
+            if (r == 0) {
+                ho = o;
+                hb = b;
+            }
+        }
         first = false;
         double mo = bench_median(to.data(), (int)to.size()), mb = bench_median(tb.data(), (int)tb.size());
         quality qo = measure(m, ho, mv), qb = measure(m, hb, mv);
