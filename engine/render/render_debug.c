@@ -271,7 +271,7 @@ static size_t tree_lines(q_renderer *r, const q_kdtree *tree, const double origi
             hi[k] = origin[k] + it.hi[k];
         }
         if (axis == 3) {
-            if ((nd->axis_index >> 2) == 0 || lines + 12 > budget)
+            if (q_kd_leaf_count(nd) == 0 || lines + 12 > budget)
                 continue; /* empty leaves (under clip nodes) hold nothing to show */
             box_lines(r, lo, hi, LEAF_RGBA);
             lines += 12;
@@ -279,19 +279,20 @@ static size_t tree_lines(q_renderer *r, const q_kdtree *tree, const double origi
         }
         if (lines + 8 > budget)
             continue;
-        plane_lines(r, (int)axis, origin[axis] + nd->u.splits[0], lo, hi, SPLIT_RGBA);
-        plane_lines(r, (int)axis, origin[axis] + nd->u.splits[1], lo, hi, SPLIT_RGBA);
+        float below = q_kdtree_plane(tree, nd, 0), above = q_kdtree_plane(tree, nd, 1);
+        plane_lines(r, (int)axis, origin[axis] + below, lo, hi, SPLIT_RGBA);
+        plane_lines(r, (int)axis, origin[axis] + above, lo, hi, SPLIT_RGBA);
         lines += 8;
         if (top + 2 > Q_KD_MAX_DEPTH + 2)
             continue;
-        uint32_t child = nd->axis_index >> 2;
+        uint32_t child = q_kd_child(nd);
         item right = it, left = it;
         left.node = child;
-        if (nd->u.splits[0] < left.hi[axis])
-            left.hi[axis] = nd->u.splits[0];
+        if (below < left.hi[axis])
+            left.hi[axis] = below;
         right.node = child + 1;
-        if (nd->u.splits[1] > right.lo[axis])
-            right.lo[axis] = nd->u.splits[1];
+        if (above > right.lo[axis])
+            right.lo[axis] = above;
         stack[top++] = right;
         stack[top++] = left;
     }
