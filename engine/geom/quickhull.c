@@ -592,6 +592,27 @@ static bool add_point(hull *h, uint32_t fid, uint32_t eye)
             break;
         found = find_horizon(h, fid, eye, &m);
     }
+    /* The cone replaces the visible faces: the hull gains the volume between
+     * them and the eye. Faces the fold rule made visible can lie above the
+     * eye; when they outweigh the rest, the cone would shrink the hull (an
+     * eye a little over 2s from a vertex, whose short edge tilts the planes
+     * it joins, once let one step flatten a solid onto one plane). Such an
+     * eye is skipped like a pinched horizon. */
+    if (found) {
+        double gain = 0, slack = 0;
+        for (size_t i = 0; i < h->nvis; i++) {
+            const face *G = &h->f[h->vis[i]];
+            double e1[3], e2[3], nn[3], w[3];
+            sub3(pt(h, G->v[1]), pt(h, G->v[0]), e1);
+            sub3(pt(h, G->v[2]), pt(h, G->v[0]), e2);
+            cross3(e1, e2, nn);
+            sub3(pt(h, eye), pt(h, G->v[0]), w);
+            gain += dot3(nn, w) / 6;
+            slack += norm3(nn) / 2 * s;
+        }
+        if (gain < -slack)
+            found = false;
+    }
     if (!found) {
         if (h->oom)
             return false;

@@ -347,7 +347,9 @@ static void test_fuzz(void)
  * them (else the fast path is dead code), and what it returns must be a
  * closed, outward hull holding every point within 3s (s for points not
  * within 2s of a vertex is checked inside it). Its vertices are input
- * points, so that is the convex hull within 3s. */
+ * points, so that is the convex hull within 3s; the full build's volume
+ * must agree within the lean hull's area times 3s (this caught a full build
+ * that flattened a set of four clusters 3s wide onto one plane). */
 static void test_lean(void)
 {
     int tried = 0, built = 0, bad = 0;
@@ -451,18 +453,40 @@ static void test_lean(void)
             }
         memcpy(m->indices, idx, info.index_count * sizeof *idx);
         check c = check_hull(m, p, (size_t)n, 1);
-        bool ok = info.shape == Q_HULL_SOLID && info.index_count == 6 * info.vertex_count - 12 &&
+        double vol = 0, area = 0;
+        for (size_t k = 0; k < info.index_count; k += 3) {
+            const double *A = exact + 3 * idx[k], *B = exact + 3 * idx[k + 1], *C = exact + 3 * idx[k + 2];
+            double u[3], w[3], x[3];
+            for (int a = 0; a < 3; a++) {
+                u[a] = B[a] - A[a];
+                w[a] = C[a] - A[a];
+            }
+            x[0] = u[1] * w[2] - u[2] * w[1];
+            x[1] = u[2] * w[0] - u[0] * w[2];
+            x[2] = u[0] * w[1] - u[1] * w[0];
+            vol += (A[0] * x[0] + A[1] * x[1] + A[2] * x[2]) / 6;
+            area += sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]) / 2;
+        }
+        q_hull_def def = q_default_hull_def();
+        def.epsilon = s;
+        q_hull_info full_info;
+        q_status st;
+        char err[128];
+        q_mesh *full = q_hull_mesh(p, (size_t)n, &def, &full_info, &st, err, sizeof err);
+        double full_vol = full ? q_mesh_volume(full) : NAN;
+        q_mesh_destroy(full);
+        bool ok = fabs(vol - full_vol) <= area * 3 * s + 1e-6 * fabs(vol) && info.shape == Q_HULL_SOLID && info.index_count == 6 * info.vertex_count - 12 &&
                   q_mesh_is_closed(m) && c.inverted == 0 && c.worst_out <= 3 * s;
         if (!ok && bad < 3)
-            printf("# lean round %d kind %d n %d: closed %d inverted %d worst %.3g\n", round, kind, n,
-                   q_mesh_is_closed(m), c.inverted, c.worst_out);
+            printf("# lean round %d kind %d n %d: closed %d inverted %d worst %.3g volume %.9g full build %.9g\n",
+                   round, kind, n, q_mesh_is_closed(m), c.inverted, c.worst_out, vol, full_vol);
         bad += !ok;
         q_mesh_destroy(m);
     }
     char label[160];
     snprintf(label, sizeof label, "lean build: %d of %d small solid sets built (at least 95%%)", built, tried);
     report(label, tried > 2000 && built >= 0.95 * tried);
-    report("lean build: closed, outward, every point within 3s", bad == 0);
+    report("lean build: closed, outward, every point within 3s, volume as the full build's", bad == 0);
 }
 
 static void test_import_limits(void)
