@@ -59,7 +59,7 @@
  * For rigid bodies: each q_hacd_hull's points (or mesh) is one convex
  * piece in the mesh's own units; skip hulls whose shape is not
  * Q_HULL_SOLID (flat patches of open meshes) when a volume is needed.
- * Cost: about 0.3 s for 4000 triangles on one core (bench/RESULTS.md).
+ * Cost: about 0.16 s for 3700 triangles on one core (bench/RESULTS.md).
  */
 #ifndef Q_HACD_H
 #define Q_HACD_H

@@ -96,8 +96,9 @@ typedef struct q_hull_info {
     double epsilon;      /* the quantization distance used */
     double normal[3];    /* Q_HULL_POLYGON: unit normal of the front side; else 0 */
     size_t skipped;      /* outside points that could not be added without
-                            breaking the mesh (a pinched horizon; expected 0):
-                            each may lie outside the hull by more than s */
+                            breaking the mesh (a pinched horizon, or a cone
+                            that would shrink the hull; expected 0): each may
+                            lie outside the hull by more than s */
 } q_hull_info;
 
 /* Room needed in q_hull's indices for point_count points: 6 * (n - 2) for
