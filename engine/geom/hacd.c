@@ -924,13 +924,13 @@ static inline bool point_settled(double dp, double nd, double s, double worst)
 /* The same for the sample's patch, the points within r (r2 = r^2) of it in
  * its tangent plane, whose heights over the plane differ from dp by at most
  * r sqrt(1 - nd^2): settled when all are outside or when no ray from them
- * can pass floor_ ((r sqrt(1 - nd^2) - dp) / nd <= floor_). */
-static inline bool patch_settled(double dp, double nd, double s, double r2, double floor_)
+ * can pass refine_above ((r sqrt(1 - nd^2) - dp) / nd <= refine_above). */
+static inline bool patch_settled(double dp, double nd, double s, double r2, double refine_above)
 {
     double sin2 = 1 - nd * nd, out = dp - s;
     if (out > 0 && out * out > r2 * sin2)
         return true;
-    double room = floor_ * nd + dp;
+    double room = refine_above * nd + dp;
     return nd > 1e-9 && room >= 0 && r2 * sin2 <= room * room;
 }
 
@@ -1006,7 +1006,7 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
     const double s = c->s;
     double worst = s; /* errors up to s are quantization noise */
     /* patches are refined only where they could raise the error past this */
-    double floor_ = fmax(worst, c->refine_floor);
+    double refine_above = fmax(worst, c->refine_floor);
     size_t hint = 0;
     const double *planes = c->planes;
     for (int x = i0[0]; x <= i1[0]; x++)
@@ -1030,7 +1030,7 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
                 /* Each plane may settle the sample and its patch; the hint
                  * first. */
                 nd = dot3(pl, d);
-                bool point_done = point_settled(dp, nd, s, worst), patch_done = patch_settled(dp, nd, s, r2, floor_);
+                bool point_done = point_settled(dp, nd, s, worst), patch_done = patch_settled(dp, nd, s, r2, refine_above);
                 if (point_done && patch_done)
                     continue;
                 /* then the planes of the sample's normal bin */
@@ -1044,7 +1044,7 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
                         point_done = true;
                         hint = *bin;
                     }
-                    patch_done = patch_done || patch_settled(dp, nd, s, r2, floor_);
+                    patch_done = patch_done || patch_settled(dp, nd, s, r2, refine_above);
                 }
                 /* then all: the ray needs every plane */
                 double tmin = INFINITY;
@@ -1060,19 +1060,19 @@ static double hull_error(ctx *c, const double *pts, uint32_t comp, double surf, 
                             tmin = -dp / nd;
                         }
                     }
-                    patch_done = patch_done || patch_settled(dp, nd, s, r2, floor_);
+                    patch_done = patch_done || patch_settled(dp, nd, s, r2, refine_above);
                 }
                 if (!point_done && tmin < INFINITY) {
                     worst = tmin;
                     if (worst > limit)
                         return worst;
-                    floor_ = worst > c->refine_floor ? worst : c->refine_floor;
+                    refine_above = worst > c->refine_floor ? worst : c->refine_floor;
                 }
                 if (!patch_done) {
                     worst = patch_error(c, sp, np, worst);
                     if (worst > limit)
                         return worst;
-                    floor_ = worst > c->refine_floor ? worst : c->refine_floor;
+                    refine_above = worst > c->refine_floor ? worst : c->refine_floor;
                 }
             }
         }
