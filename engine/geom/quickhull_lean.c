@@ -6,7 +6,11 @@
  * simplification) cost several times the hull itself. This is the textbook
  * incremental build (Barber et al. 1996) on fixed arrays, with q_hull's rules
  * of design note 001 for the one distance s:
- *  - a point is outside a face only when more than s above its plane;
+ *  - a point is outside a face only when more than s above its plane, and
+ *    only such a point becomes an eye; the faces it replaces are all those
+ *    it is above at all (the exact horizon: leaving the faces it sees within
+ *    s made cone faces over them whose planes stood several s off the hull,
+ *    failing the check below for one set in eight of HACD's);
  *  - an eye within 2s of a hull vertex is dropped (one vertex);
  *  - a cone face may not fold against the hidden face across its horizon
  *    edge (that face's far corner more than s above it, or the interior
@@ -183,7 +187,7 @@ static bool tetrahedron(lean *L, const uint32_t t[4])
     return true;
 }
 
-/* The faces the eye sees from face start (more than s above, or forced by
+/* The faces the eye sees from face start (above their plane, or forced by
  * the fold rule), and the horizon in cycle order; false when it is not one
  * simple cycle. */
 static bool horizon(lean *L, uint32_t start, uint32_t eye)
