@@ -50,7 +50,8 @@ typedef struct sample_pos {
 
 /* Patches. A sample stands for the part of its triangle around it: the
  * points of the grid of spacing h / PATCH_K in its cell (the finer grid
- * contains the coarse one, PATCH_K being odd); for a sample along a sliver,
+ * contains the coarse one, PATCH_K being odd) and the nearest points of the
+ * triangle's edges within EDGE_REACH spacings; for a sample along a sliver,
  * PATCH_K points across each of PATCH_K sub-slabs of its slab. The error is taken on samples as seed
  * 001 says, but where a sample's patch could hold a ray longer than both the
  * error so far and the concavity limit (a bound from the patch radius, see
@@ -683,6 +684,34 @@ static double sliver_top(const tri_frame *f, double x)
     return f->L > f->px ? f->py * (f->L - x) / (f->L - f->px) : f->py;
 }
 
+/* Points on the triangle's edges that a grid sample at (x, y) in frame f
+ * (spacing h) also stands for: on each edge within EDGE_REACH h of it, the
+ * edge's point nearest to it. Where a triangle meets a hull's face at a
+ * crease with its normal into the hull, only its points within s of the
+ * edge are inside, and the samples are not there. An edge point on the
+ * hull's boundary counts only when its ray goes inwards through the faces
+ * it is on (see patch_error). Writes (x, y) pairs to xy (room for 3),
+ * returns the count. */
+#define EDGE_REACH 0.75
+static size_t edge_points(const tri_frame *f, double h, double x, double y, double *xy)
+{
+    const double c[3][2] = {{0, 0}, {f->L, 0}, {f->px, f->py}};
+    size_t n = 0;
+    for (int k = 0; k < 3; k++) {
+        const double *a = c[k], *b = c[(k + 1) % 3];
+        double ex = b[0] - a[0], ey = b[1] - a[1], ll = ex * ex + ey * ey;
+        double t = ll > 0 ? ((x - a[0]) * ex + (y - a[1]) * ey) / ll : 0;
+        t = t < 0 ? 0 : t > 1 ? 1 : t;
+        double qx = a[0] + t * ex, qy = a[1] + t * ey;
+        if ((qx - x) * (qx - x) + (qy - y) * (qy - y) <= EDGE_REACH * EDGE_REACH * h * h) {
+            xy[2 * n] = qx;
+            xy[2 * n + 1] = qy;
+            n++;
+        }
+    }
+    return n;
+}
+
 /* Emits grid points of spacing h inside triangle t = (a, b, cc) with unit
  * normal n, in the frame of its longest edge; the centroid when none falls
  * inside. With out == NULL only counts. */
@@ -706,8 +735,12 @@ static size_t sample_triangle(const double *a, const double *b, const double *cc
                     sp->comp = comp;
                     sp->bin = normal_bin(n);
                     sp->tri = t;
-                    /* the farthest finer point in its cell */
-                    sp->r = (float)(M_SQRT2 * (PATCH_K / 2) * h / PATCH_K * 1.0001);
+                    /* the farthest finer point in its cell or edge point */
+                    double r2 = 2.0 * (PATCH_K / 2) * (PATCH_K / 2) * h * h / (PATCH_K * PATCH_K), xy[6];
+                    size_t ne = edge_points(&f, h, x, y, xy);
+                    for (size_t i = 0; i < ne; i++)
+                        r2 = fmax(r2, (xy[2 * i] - x) * (xy[2 * i] - x) + (xy[2 * i + 1] - y) * (xy[2 * i + 1] - y));
+                    sp->r = (float)(sqrt(r2) * 1.0001 + 1e-6 * h);
                 }
                 count++;
             }
@@ -865,8 +898,8 @@ static double patch_error(const ctx *c, const sample *sp, size_t np, double wors
     tri_frame f;
     triangle_frame(c->pos + 3 * tv[0], c->pos + 3 * tv[1], c->pos + 3 * tv[2], d, &f);
     const double hf = c->h / PATCH_K;
-    double q[3 * PATCH_K * PATCH_K];
-    size_t nq = 0;
+    double q[3 * (PATCH_K * PATCH_K + 3)];
+    size_t nq = 0, nfine = SIZE_MAX; /* points from nfine on are edge points */
     double e[3] = {sp->p[0] - f.o[0], sp->p[1] - f.o[1], sp->p[2] - f.o[2]};
     double x0 = dot3(e, f.u), y0 = dot3(e, f.w);
     if (sp->tri & SLIVER) {
@@ -891,19 +924,30 @@ static double patch_error(const ctx *c, const sample *sp, size_t np, double wors
                     nq++;
                 }
             }
+        nfine = nq;
+        double xy[6];
+        size_t ne = edge_points(&f, c->h, x0, y0, xy);
+        for (size_t k = 0; k < ne; k++, nq++)
+            for (int i = 0; i < 3; i++)
+                q[3 * nq + i] = f.o[i] + xy[2 * k] * f.u[i] + xy[2 * k + 1] * f.w[i];
     }
     const double s = c->s;
     for (size_t i = 0; i < nq; i++) {
         const double *p = q + 3 * i;
+        /* An edge point within s of a face whose plane its ray runs along
+         * (within 3 degrees) or leaves through starts on the boundary, not
+         * inside: at the inner edge of an L, the ray from one arm's face
+         * would run along the other arm's hull. */
+        const bool edge = i >= nfine;
         double tmin = INFINITY;
         for (size_t j = 0; j < np; j++) {
             const double *pl = c->planes + 4 * j;
             double dp = dot3(pl, p) - pl[3];
-            if (dp > s) {
+            double nd = dot3(pl, d);
+            if (dp > s || (edge && dp >= -s && nd > -0.05)) {
                 tmin = -INFINITY;
                 break;
             }
-            double nd = dot3(pl, d);
             if (nd > 1e-9 && -dp < tmin * nd && (tmin = -dp / nd) <= worst)
                 break;
         }

@@ -16,7 +16,8 @@
  *      triangle's plane (a triangle that holds no grid point: samples along
  *      it, one per sample_spacing of its length), bucketed in a spatial
  *      grid. Each sample stands for a patch: the points of the grid three
- *      times finer in its cell.
+ *      times finer in its cell, and the nearest points of the triangle's
+ *      edges within 0.75 spacings (creases).
  *   4. Per graph edge, the predicted hull of the two clusters' hull points
  *      (q_hull with epsilon connect_dist, its lean build) and its concavity
  *      error:
