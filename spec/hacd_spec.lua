@@ -278,6 +278,57 @@ describe("Mesh:decompose", function()
     assert.are.equal(0, vertices_outside(m, hulls, tolerance(m)))
   end)
 
+  it("rates a hull by a crease that dips into it along a triangle's edge", function()
+    -- A box and a tall triangle standing in the plane x = 300 whose lower
+    -- edge runs from 0.2 under the box's top (at z = 100) up to the top (at
+    -- z = 500): only a sliver along that edge, at most 0.2 wide, is inside
+    -- the box, with the triangle's normal (+-x) across it (300 to either
+    -- side). No sample or finer point of the triangle is in the sliver; the
+    -- points of its edge are. Points of the edge are tested here against
+    -- every solid hull.
+    local v = {}
+    for _, p in ipairs{{0, 0, 0}, {600, 0, 0}, {600, 0, 600}, {0, 0, 600},
+                       {0, 200, 0}, {600, 200, 0}, {600, 200, 600}, {0, 200, 600}} do v[#v + 1] = p end
+    local idx = {1, 2, 3, 1, 3, 4, 5, 7, 6, 5, 8, 7, 1, 6, 2, 1, 5, 6, 2, 7, 3, 2, 6, 7,
+                 3, 8, 4, 3, 7, 8, 4, 5, 1, 4, 8, 5}
+    local a, b, c = {300, 199.8, 100}, {300, 200, 500}, {300, 900, 300}
+    v[9], v[10], v[11] = a, b, c
+    for _, k in ipairs{9, 10, 11} do idx[#idx + 1] = k end
+    local m = mesh(v, idx)
+    local hulls, info = m:decompose{sample_spacing = 30}
+    assert.are.equal(1, info.components)
+    local lo, hi = m:bounds()
+    local limit = 10 * math.max(hi.x - lo.x, hi.y - lo.y, hi.z - lo.z) / 1000 -- the concavity in mesh units
+    local worst = 0
+    for _, hull in ipairs(hulls) do
+      if hull:volume() > 1 then
+        local hidx, P, planes = hull:indices(), {}, {}
+        for k, q in ipairs(hull:vertices()) do P[k] = {q.x, q.y, q.z} end
+        for k = 1, #hidx, 3 do
+          local p1, p2, p3 = P[hidx[k]], P[hidx[k + 1]], P[hidx[k + 2]]
+          local n = cross(sub(p2, p1), sub(p3, p1))
+          local l = math.sqrt(dot(n, n))
+          if l > 1e-9 then planes[#planes + 1] = {n[1] / l, n[2] / l, n[3] / l, dot(n, p1) / l} end
+        end
+        for t = 0, 0.9, 0.05 do
+          local p = {a[1] + t * (b[1] - a[1]), a[2] + t * (b[2] - a[2]), a[3] + t * (b[3] - a[3])}
+          for _, dir in ipairs{1, -1} do
+            local inside, ray = true, math.huge
+            for _, pl in ipairs(planes) do
+              local d = dot(pl, p) - pl[4]
+              if d > 0.05 then inside = false; break end
+              local nd = pl[1] * dir
+              if nd > 1e-9 then ray = math.min(ray, -d / nd) end
+            end
+            if inside and ray < math.huge then worst = math.max(worst, ray) end
+          end
+        end
+      end
+    end
+    assert.is_true(worst <= limit + 0.5, "a hull reaches " .. worst .. " across the crease (limit " .. limit .. ")")
+    assert.are.equal(0, vertices_outside(m, hulls, tolerance(m)))
+  end)
+
   it("merges more with a larger concavity and stops at max_hulls", function()
     local m = torus(1, 0.3, 32, 16)
     local a = m:decompose{concavity = 5}
