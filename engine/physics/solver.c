@@ -642,11 +642,13 @@ static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
     }
 }
 
+#define Q_COLOUR_MIN 64 /* constraints in a colour worth splitting among threads */
+
 /* Greedy colouring in constraint order (deterministic): each constraint
  * takes the lowest colour free on both of its moving bodies (a side that
- * cannot move does not count), then solve_order lists the constraints
- * colour by colour, in constraint order within one. False when out of
- * memory. */
+ * cannot move does not count); colours of fewer than Q_COLOUR_MIN join the
+ * last group. Then solve_order lists the constraints colour by colour, in
+ * constraint order within one. False when out of memory. */
 static bool colour_constraints(q_bodies *b)
 {
     size_t count = b->constraints.count;
@@ -669,6 +671,18 @@ static bool colour_constraints(q_bodies *b)
         c->colour = (uint8_t)k;
         counts[k]++;
     }
+    /* A colour too small to split is solved with the last group: every
+     * colour costs the threads a meeting per pass. */
+    for (size_t i = 0; i < count; i++) {
+        q_constraint *c = &b->constraints.data[i];
+        if (c->colour < Q_COLOURS && counts[c->colour] < Q_COLOUR_MIN) {
+            counts[Q_COLOURS]++;
+            c->colour = Q_COLOURS;
+        }
+    }
+    for (int k = 0; k < Q_COLOURS; k++)
+        if (counts[k] < Q_COLOUR_MIN)
+            counts[k] = 0;
     uint32_t next[Q_COLOURS + 1];
     b->colour_start[0] = 0;
     for (int k = 0; k <= Q_COLOURS; k++) {
