@@ -656,7 +656,8 @@ static bool colour_constraints(q_bodies *b)
         return false;
     _Static_assert(Q_COLOURS <= 32, "colour masks are 32 bits");
     uint32_t *mask = b->colour_masks.data, counts[Q_COLOURS + 1] = {0};
-    memset(mask, 0, b->bodies.count * sizeof *mask);
+    if (b->bodies.count > 0) /* (no array is allocated for none) */
+        memset(mask, 0, b->bodies.count * sizeof *mask);
     for (size_t i = 0; i < count; i++) {
         q_constraint *c = &b->constraints.data[i];
         uint32_t used = (c->a_moves ? mask[c->a] : 0) | (c->b_moves ? mask[c->b] : 0), k = 0;
