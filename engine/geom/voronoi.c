@@ -645,9 +645,9 @@ static int cut_cands(cell_work *w, const grid *g, int nc)
     return 0;
 }
 
-/* Cell of site i into w. Returns 0 ok, -1 overflow, -2 duplicate site. */
-static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t i, const double min[3],
-                        const double max[3])
+/* Cell of site i (at g->pts[3 * self]) into w. Returns 0 ok, -1 overflow, -2 duplicate site. */
+static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t i, int self,
+                        const double min[3], const double max[3])
 {
     const double *s = sites + 3 * i;
     double lo[3], hi[3];
@@ -685,12 +685,9 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
             /* the block's own least distance from the site */
             if (lb > 0 && gap2[0][o->d[0] + TABLE_R] + gap2[1][o->d[1] + TABLE_R] + gap2[2][o->d[2] + TABLE_R] >= lim)
                 continue;
+            /* every site is written, and counted when in reach and not the
+             * site itself: whether it is was a branch mispredicted often */
             for (int j = g->start[bk]; j < g->start[bk + 1]; j++) {
-                const double *q = g->pts + 3 * (size_t)j;
-                double dd = (q[0] - s[0]) * (q[0] - s[0]) + (q[1] - s[1]) * (q[1] - s[1]) +
-                            (q[2] - s[2]) * (q[2] - s[2]);
-                if (dd >= lim || (size_t)g->ids[j] == i)
-                    continue;
                 if (nc == MAXC) {
                     int rc = cut_cands(w, g, nc);
                     if (rc)
@@ -698,9 +695,12 @@ static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t
                     nc = 0;
                     lim = 4 * w->r2;
                 }
+                const double *q = g->pts + 3 * (size_t)j;
+                double dd = (q[0] - s[0]) * (q[0] - s[0]) + (q[1] - s[1]) * (q[1] - s[1]) +
+                            (q[2] - s[2]) * (q[2] - s[2]);
                 w->cand[nc].dd = dd;
                 w->cand[nc].j = j;
-                nc++;
+                nc += (dd < lim) & (j != self);
             }
         }
         int rc = cut_cands(w, g, nc);
@@ -803,7 +803,7 @@ q_voronoi *q_voronoi_compute(const double *sites, size_t count, const double min
         /* cells in block order: neighbouring cells read the same blocks */
         for (size_t at = 0; at < count && ok; at++) {
             size_t i = (size_t)g.ids[at];
-            int rc = compute_cell(w, &g, sites, i, min, max);
+            int rc = compute_cell(w, &g, sites, i, (int)at, min, max);
             if (rc == -2) {
                 snprintf(err, errlen, "site %zu coincides with another site", i + 1);
                 ok = false;
