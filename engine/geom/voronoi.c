@@ -80,24 +80,28 @@ static int slot_of(const vert *v, int id)
 
 static void cell_bounds(cell_work *w)
 {
-    double r2 = -1, lo[3], hi[3];
-    for (int k = 0; k < 3; k++)
-        lo[k] = hi[k] = w->vx[0].x[k];
+    /* one scalar per bound (a loop over the axes kept them in memory) */
+    const vert *v = w->vx;
+    double r2 = -1, lx = v[0].x[0], ly = v[0].x[1], lz = v[0].x[2], hx = lx, hy = ly, hz = lz;
+    int far = 0;
     for (int i = 0; i < w->nv; i++) {
-        const double *x = w->vx[i].x;
-        double q = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+        double x = v[i].x[0], y = v[i].x[1], z = v[i].x[2];
+        double q = x * x + y * y + z * z;
         if (q > r2) {
             r2 = q;
-            w->far = i;
+            far = i;
         }
-        for (int k = 0; k < 3; k++) {
-            lo[k] = x[k] < lo[k] ? x[k] : lo[k];
-            hi[k] = x[k] > hi[k] ? x[k] : hi[k];
-        }
+        lx = x < lx ? x : lx;
+        ly = y < ly ? y : ly;
+        lz = z < lz ? z : lz;
+        hx = x > hx ? x : hx;
+        hy = y > hy ? y : hy;
+        hz = z > hz ? z : hz;
     }
     w->r2 = r2;
-    memcpy(w->lo, lo, sizeof lo);
-    memcpy(w->hi, hi, sizeof hi);
+    w->far = far;
+    w->lo[0] = lx, w->lo[1] = ly, w->lo[2] = lz;
+    w->hi[0] = hx, w->hi[1] = hy, w->hi[2] = hz;
 }
 
 static void cell_init_box(cell_work *w, const double lo[3], const double hi[3])
@@ -646,10 +650,10 @@ static int cut_cands(cell_work *w, const grid *g, int nc)
 }
 
 /* Cell of site i (at g->pts[3 * self]) into w. Returns 0 ok, -1 overflow, -2 duplicate site. */
-static int compute_cell(cell_work *w, const grid *g, const double *sites, size_t i, int self,
-                        const double min[3], const double max[3])
+static int compute_cell(cell_work *w, const grid *g, size_t i, int self, const double min[3],
+                        const double max[3])
 {
-    const double *s = sites + 3 * i;
+    const double *s = g->pts + 3 * (size_t)self; /* = sites + 3 i, read in order */
     double lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
         lo[k] = min[k] - s[k];
@@ -803,11 +807,11 @@ q_voronoi *q_voronoi_compute(const double *sites, size_t count, const double min
         /* cells in block order: neighbouring cells read the same blocks */
         for (size_t at = 0; at < count && ok; at++) {
             size_t i = (size_t)g.ids[at];
-            int rc = compute_cell(w, &g, sites, i, (int)at, min, max);
+            int rc = compute_cell(w, &g, i, (int)at, min, max);
             if (rc == -2) {
                 snprintf(err, errlen, "site %zu coincides with another site", i + 1);
                 ok = false;
-            } else if (rc < 0 || !store_cell(&st, i, &v->cells[i], w, sites + 3 * i)) {
+            } else if (rc < 0 || !store_cell(&st, i, &v->cells[i], w, w->site)) {
                 snprintf(err, errlen, "out of memory or cell %zu too complex", i + 1);
                 ok = false;
             }
