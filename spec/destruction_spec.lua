@@ -225,10 +225,6 @@ describe("examples/arch.lua", function()
   it("runs headless: the arch comes loose and breaks", function()
     local host = require "support.host"
     local out, ok = host.run_headless("examples/arch.lua", 240)
-    if not out then
-      pending("no host program at " .. host.exe)
-      return
-    end
     assert.is_true(ok, out)
     assert.matches("came loose", out)
     assert.matches("broke into %d+ pieces", out)
@@ -239,10 +235,7 @@ end)
 describe("Body:shatter{gpu = true}", function()
   it("makes the same fragments with the host's compute shader (offscreen, llvmpipe)", function()
     local host = require "spec.support.host"
-    if not host.have_exe() then
-      pending("no host program at " .. host.exe)
-      return
-    end
+    host.need_exe()
     local dir = os.tmpname()
     os.remove(dir)
     os.execute("mkdir -p " .. dir)
@@ -296,10 +289,6 @@ describe("examples/shatter.lua", function()
   it("runs headless: the tower stands until the ball hits it", function()
     local host = require "support.host"
     local out, ok = host.run_headless("examples/shatter.lua", 120)
-    if not out then
-      pending("no host program at " .. host.exe)
-      return
-    end
     assert.is_true(ok, out)
     assert.matches("before the ball: 0 broke", out)
     local broke = tonumber(out:match("(%d+) bricks broke"))

@@ -40,12 +40,7 @@ end
 ]]
 
 describe("hot reload of every example", function()
-  local f = io.open(host.exe, "rb")
-  if not f then
-    it("needs the host program", function() pending("no host program at " .. host.exe) end)
-    return
-  end
-  f:close()
+  host.need_exe()
   for _, name in ipairs(EXAMPLES) do
     it(name .. ".lua keeps its world across a reload", function()
       local dir = os.tmpname()

@@ -9,12 +9,6 @@
 -- its summary, and that equal runs end with equal hashes.
 local host = require "support.host"
 
-local function have_host()
-  local f = io.open(host.exe, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
-
 -- Runs the host on `wrapper` (Lua source, written to a temporary file) for
 -- `frames` frames, with the --input events `input` if given; returns
 -- everything it printed.
@@ -43,7 +37,7 @@ describe("examples/marble.lua", function()
   local out
 
   setup(function()
-    if not have_host() then return end
+    host.need_exe()
     -- Counts the frames the ball spends in water with its underside more
     -- than 1 m above the pool's bottom (a ray that ignores water).
     out = run([[
@@ -68,7 +62,7 @@ end
   end)
 
   it("runs headless: the autopilot passes checkpoint 1 and breaks a glass pane", function()
-    if not out then return pending("no host program at " .. host.exe) end
+    assert(out, "the game did not run (see the setup's error)")
     assert.matches("marble: [%d.]+ s, checkpoint 1\n", out)
     local broken = count(out, "a glass pane broke into %d+ pieces")
     assert.is_true(broken >= 1, out)
@@ -76,7 +70,7 @@ end
   end)
 
   it("passes the checkpoints in order, crosses the pool afloat and wins", function()
-    if not out then return pending("no host program at " .. host.exe) end
+    assert(out, "the game did not run (see the setup's error)")
     local last = -1
     for i = 1, 3 do
       local t = tonumber(out:match("marble: ([%d.]+) s, checkpoint " .. i .. "\n"))
@@ -97,7 +91,7 @@ end
   end)
 
   it("rolls where the keys say once a key is pressed (the autopilot stops)", function()
-    if not have_host() then return pending("no host program at " .. host.exe) end
+    host.need_exe()
     -- W held for 4 s from the start: the camera looks down the first leg
     -- (+x), so the ball rolls straight along it, through checkpoint 1 at
     -- x = 28 and the pane at x = 36; then nothing for 6 s, in which the
@@ -149,7 +143,7 @@ end
 ]]
 
   it("runs headless: the autopilot collects ore, a ledge comes loose and costs a life", function()
-    if not have_host() then return pending("no host program at " .. host.exe) end
+    host.need_exe()
     local out = run(wrapper, 900)
     local ore = tonumber(out:match("miner: 900 frames, (%d+) ore"))
     assert.is_true(ore and ore >= 20, out)
@@ -165,7 +159,7 @@ end
   end)
 
   it("counts exactly the ore its digs took out of the terrain", function()
-    if not have_host() then return pending("no host program at " .. host.exe) end
+    host.need_exe()
     -- 420 frames: the veins are dug, the ledge still holds.
     local out = run(wrapper, 420)
     assert.matches("0 rocks came loose", out)
@@ -176,7 +170,7 @@ end
   end)
 
   it("walks and digs where the player says once a key is pressed", function()
-    if not have_host() then return pending("no host program at " .. host.exe) end
+    host.need_exe()
     -- W for 1 s walks the miner 4 m towards the cliff (from z = 34); a click
     -- at the middle of the screen then digs once, where the camera looks.
     local out = run([[
@@ -195,7 +189,7 @@ end
   end)
 
   it("plays the same way twice (equal hashes)", function()
-    if not have_host() then return pending("no host program at " .. host.exe) end
+    host.need_exe()
     local a = run("dofile('examples/miner.lua')", 600):match("hash (%x+)")
     local b = run("dofile('examples/miner.lua')", 600):match("hash (%x+)")
     assert.is_truthy(a)

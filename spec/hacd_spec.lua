@@ -453,12 +453,7 @@ describe("Mesh:decompose", function()
   end)
 
   it("runs examples/decompose.lua headless, in the hulls view and through the trace", function()
-    local f = io.open(host.exe, "rb")
-    if not f then
-      pending("no host program at " .. host.exe)
-      return
-    end
-    f:close()
+    host.need_exe()
     for _, extra in ipairs{"", " --trace"} do
       local cmd = host.OFFSCREEN .. " " .. host.shell_quote(host.exe) ..
                   " --headless --frames 5 examples/decompose.lua" .. extra .. " 2>&1"

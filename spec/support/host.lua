@@ -35,17 +35,18 @@ function M.read_file(path)
   return text
 end
 
--- Whether the host program is built (specs that need it are pending otherwise).
-function M.have_exe()
+-- The host program must be built (`make` builds it with the module): a spec
+-- that needs it fails with this message when it is missing, never skips.
+function M.need_exe()
   local f = io.open(M.exe, "rb")
-  if f then f:close() end
-  return f ~= nil
+  if not f then error("no host program at " .. M.exe .. " (run make first)", 2) end
+  f:close()
 end
 
 -- Runs a script in the host headless for a number of frames: its output and
--- whether it exited cleanly; nil when there is no host program.
+-- whether it exited cleanly.
 function M.run_headless(script, frames)
-  if not M.have_exe() then return nil end
+  M.need_exe()
   local pipe = assert(io.popen(("%s --headless --frames %d %s 2>&1"):format(M.shell_quote(M.exe), frames,
                                                                           M.shell_quote(script))))
   local out = pipe:read("a")
