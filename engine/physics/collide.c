@@ -1284,6 +1284,24 @@ static double (*hull_planes(const q_poly *p, double (*buf)[4], uint32_t cap, boo
 
 #define Q_HULL_PLANES_STACK 128
 
+/* The face of p (world planes pl) along which `other` lies farthest out:
+ * its separation and index. False as soon as one separates by more than
+ * margin. */
+static bool deepest_face(const q_poly *p, const double (*pl)[4], const q_poly *other, double margin, double *sep_out,
+                         uint32_t *face_out)
+{
+    for (uint32_t f = 0; f < p->nf; f++) {
+        double sep = poly_min(other, pl[f]) - pl[f][3];
+        if (sep > *sep_out) {
+            *sep_out = sep;
+            *face_out = f;
+        }
+        if (sep > margin)
+            return false;
+    }
+    return true;
+}
+
 /* Two hulls: SAT over both face sets, then edge pairs pruned on the Gauss
  * map (Gregorius, GDC 2013): only pairs whose face-normal arcs cross build
  * a face of the Minkowski difference, and their separation needs no support
@@ -1302,24 +1320,8 @@ static int hull_hull(const q_poly *a, const q_poly *b, double margin, q_manifold
     double cd[3];
     sub3(b->c, a->c, cd);
     sat_axes x = {-INFINITY, -INFINITY, -INFINITY, 0, 0, 0, 0, {0}, {0}, {0}};
-    for (uint32_t f = 0; f < a->nf; f++) {
-        double sep = poly_min(b, pa[f]) - pa[f][3];
-        if (sep > x.sa) {
-            x.sa = sep;
-            x.fa = f;
-        }
-        if (sep > margin)
-            goto done;
-    }
-    for (uint32_t f = 0; f < b->nf; f++) {
-        double sep = poly_min(a, pb[f]) - pb[f][3];
-        if (sep > x.sb) {
-            x.sb = sep;
-            x.fb = f;
-        }
-        if (sep > margin)
-            goto done;
-    }
+    if (!deepest_face(a, pa, b, margin, &x.sa, &x.fa) || !deepest_face(b, pb, a, margin, &x.sb, &x.fb))
+        goto done;
     const q_hull_data *ha = a->s->hull, *hb = b->s->hull;
     for (uint32_t i = 0; i < a->ne; i++) {
         const double *na1 = pa[ha->edge_faces[2 * i]], *na2 = pa[ha->edge_faces[2 * i + 1]];
