@@ -224,7 +224,7 @@ Measured build_once(int b, const Mesh &m, const float dirs[N_DIR][3], RTCDevice 
             fprintf(stderr, "bench: q_kdtree_build failed\n");
             exit(1);
         }
-        r.bytes = (double)tree.node_count * sizeof(q_kd_node) + m.mesh_bytes();
+        r.bytes = (double)tree.word_count * sizeof(uint32_t) + m.mesh_bytes();
         q_kdtree_free(&tree);
     } else {
         long long before = mem->live;

@@ -357,7 +357,7 @@ Measured build_once(Builder b, const Mesh &m, bool use16, RTCDevice dev, EmbreeM
             exit(1);
         }
         r.nodes = tree.node_count;
-        r.bytes = (double)tree.node_count * sizeof(q_kd_node);
+        r.bytes = (double)tree.word_count * sizeof(uint32_t);
         q_kdtree_free(&tree);
     } else if (b == B_BULLET_Q || b == B_BULLET_F) {
         BulletTree bt;
@@ -797,7 +797,7 @@ int main(int argc, char **argv)
         bench_row("ms/region", median_of(region_time[B_QUARRY]), region_time[B_QUARRY].data(), REPS_REGION,
                   BUILDER_NAME[b], median_of(region_time[b]), region_time[b].data(), REPS_REGION, "s", 1e-3, "ms");
 
-    bench_section("Memory: bytes per triangle, mesh included (13 B/vertex + indices; Quarry 8 B/kD node)");
+    bench_section("Memory: bytes per triangle, mesh included (13 B/vertex + indices; Quarry 20 B/quad node + 4 B/tri)");
     bench_row("B/tri, all chunks, int16 positions (engine's form)", chunk_bytes[B_QUARRY_I16] / (double)chunk_tris,
               NULL, 0, BUILDER_NAME[B_BULLET_Q], chunk_bytes[B_BULLET_Q] / (double)chunk_tris, NULL, 0, "bytes", 1,
               "B");
@@ -811,7 +811,7 @@ int main(int argc, char **argv)
                (13.0 * (double)chunk_verts + 6.0 * (double)chunk_tris) / (double)chunk_tris,
                (7.0 * (double)chunk_verts + 6.0 * (double)chunk_tris) / (double)chunk_tris, chunk_verts);
     bench_note("%.2f B/tri (floats; 16-bit indices as its %u vertices fit). Embree needs 32-bit", region.mesh_bytes(2) / region.nt, region.nv);
-    bench_note("indices (+6 B/tri). Nodes per triangle: Quarry %.2f (chunks) / %.2f (region); Bullet %.2f / %.2f.",
+    bench_note("indices (+6 B/tri). Quad nodes per triangle: Quarry %.2f (chunks) / %.2f (region); Bullet nodes %.2f / %.2f.",
                chunk_nodes[B_QUARRY] / (double)chunk_tris, region_nodes[B_QUARRY] / region.nt,
                chunk_nodes[B_BULLET_Q] / (double)chunk_tris, region_nodes[B_BULLET_Q] / region.nt);
     bench_note("Bullet: capacity of btQuantizedBvh's node arrays and subtree headers. Embree: bytes its memory");
@@ -884,19 +884,25 @@ int main(int argc, char **argv)
     {
         size_t branches = 0, overlapping = 0;
         double overlap = 0;
-        for (uint32_t i = 0; i < rs.tree.node_count; i++) {
-            const q_kd_node &nd = rs.tree.nodes[i];
-            if (q_kd_is_leaf(&nd))
+        std::vector<q_kd_ref> todo = {q_kd_root()};
+        while (!todo.empty()) {
+            q_kd_ref r = todo.back();
+            todo.pop_back();
+            if (q_kd_is_leaf(r))
                 continue;
             branches++;
-            float p0 = q_kdtree_plane(&rs.tree, &nd, 0), p1 = q_kdtree_plane(&rs.tree, &nd, 1);
+            float p0 = q_kdtree_plane(&rs.tree, r, 0), p1 = q_kdtree_plane(&rs.tree, r, 1);
             if (p0 > p1) {
                 overlapping++;
                 overlap += p0 - p1;
             }
+            q_kd_ref c[2];
+            q_kd_children(&rs.tree, r, c);
+            todo.push_back(c[0]);
+            todo.push_back(c[1]);
         }
-        bench_note("Rays: median of %d passes. Region tree: %u nodes, depth %u; children overlap in %.1f%% of", REPS_TRACE,
-                   rs.tree.node_count, rs.tree.depth, 100.0 * (double)overlapping / (double)branches);
+        bench_note("Rays: median of %d passes. Region tree: %u quad nodes, %zu branches, depth %u; children overlap in %.1f%% of", REPS_TRACE,
+                   rs.tree.node_count, branches, rs.tree.depth, 100.0 * (double)overlapping / (double)branches);
         bench_note("  branches (by %.3f voxels on average where they do).",
                    overlapping ? overlap / (double)overlapping : 0.0);
     }

@@ -7,8 +7,10 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__) && !defined(Q_KD_SCALAR)
+#include <emmintrin.h>
+#endif
 
-#define LEAF 3u
 
 /* Mesh layouts, so that each traversal is compiled for one of them (no
  * per-vertex tests of which arrays are set). */
@@ -73,9 +75,12 @@ float q_ray_triangle(const float o[3], const float d[3], const float a[3], const
 /* ---- build ---- */
 
 typedef struct build_item {
-    uint32_t node, begin, end, depth;
+    uint32_t begin, end, depth;
+    uint32_t word;        /* where its quad node goes (items that start one) */
     float rlo[3], rhi[3]; /* the node's region as traversal recovers it */
+    float blo[3], bhi[3]; /* bounds of its triangles, when bounded */
     bool clipped;         /* the parent was a clip node */
+    bool bounded;
 } build_item;
 
 /* Clip nodes. Splitting the longest axis rarely splits the thin one of a
@@ -227,17 +232,10 @@ static inline __attribute__((always_inline)) void decode_boxes(builder *b, q_kdt
     }
 }
 
-static void make_leaf(q_kdtree *tree, const builder *b, uint32_t node, uint32_t begin, uint32_t count)
-{
-    q_kd_node *leaf = &tree->nodes[node];
-    leaf->u.triangle1 = count == 2 ? b->tris[begin + 1] : 0;
-    leaf->axis_index = LEAF | count << 2 | (count ? b->tris[begin] : 0) << 4;
-}
-
 /* Planes on the tree's 16-bit grid (kdtree.h, q_kdtree_plane), decoded
  * exactly as traversal decodes them. Build rounds them outwards and checks
  * the decoded value, so that a plane never cuts into its child's triangles. */
-#define QMAX 65535u
+#define QMAX Q_KD_PLANE_MAX
 static inline float plane_at(const q_kdtree *t, int a, uint32_t q)
 {
     return t->qbase[a] + (float)q * t->qstep[a];
@@ -284,6 +282,123 @@ static void set_grid(q_kdtree *t)
     }
 }
 
+/* Splits one node of the binary tree: its axis, its two planes (left side's
+ * in the low 16 bits, right side's in the high 16) and its children's items
+ * (those of at most 2 triangles become leaves). */
+static void split_item(builder *b, q_kdtree *tree, const float inv_step[3], const build_item *it,
+                       uint32_t *axis_out, uint32_t *planes_out, build_item child[2])
+{
+    uint32_t count = it->end - it->begin;
+    float lo[3], hi[3];
+    if (it->bounded) {
+        memcpy(lo, it->blo, sizeof lo);
+        memcpy(hi, it->bhi, sizeof hi);
+    } else {
+        /* Bounds in scalars (kept in registers: as arrays indexed in a loop
+         * they went through memory, the build's hottest loop). */
+        float lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY, hz = -INFINITY;
+        for (uint32_t i = it->begin; i < it->end; i++) {
+            const float *box = b->box + 6 * (size_t)b->tris[i];
+            lx = MINF(lx, box[0]), ly = MINF(ly, box[1]), lz = MINF(lz, box[2]);
+            hx = MAXF(hx, box[3]), hy = MAXF(hy, box[4]), hz = MAXF(hz, box[5]);
+        }
+        lo[0] = lx, lo[1] = ly, lo[2] = lz, hi[0] = hx, hi[1] = hy, hi[2] = hz;
+    }
+    /* Depth stays under Q_KD_MAX_DEPTH: every split leaves at most 3/4 of
+     * the triangles on a side, (4/3)^64 > 2^24, and clip nodes at most
+     * double the depth. */
+    uint32_t depth = it->depth + 1;
+    if (depth > tree->depth)
+        tree->depth = depth;
+    child[0] = *it;
+    child[0].depth = depth;
+    child[0].clipped = child[0].bounded = false;
+    child[1] = child[0];
+    if (!it->clipped && count >= CLIP_MIN) {
+        int ca = -1, side = 0;
+        float best = 0;
+        for (int a = 0; a < 3; a++) {
+            float extent = it->rhi[a] - it->rlo[a];
+            float above = it->rhi[a] - hi[a], below = lo[a] - it->rlo[a];
+            if (above > CLIP_EMPTY * extent && above > best)
+                ca = a, side = 1, best = above;
+            if (below > CLIP_EMPTY * extent && below > best)
+                ca = a, side = 0, best = below;
+        }
+        if (ca >= 0) {
+            uint32_t q0, q1;
+            build_item *full = &child[side ? 0 : 1], *empty = &child[side ? 1 : 0];
+            if (side) { /* left holds all, right (empty) lies above everything */
+                q0 = plane_up(tree, inv_step, ca, hi[ca]);
+                q1 = QMAX;
+                full->rhi[ca] = plane_at(tree, ca, q0);
+            } else { /* right holds all, left (empty) lies below everything */
+                q0 = 0;
+                q1 = plane_down(tree, inv_step, ca, lo[ca]);
+                full->rlo[ca] = plane_at(tree, ca, q1);
+            }
+            empty->end = empty->begin;
+            /* The full child is split next with the bounds just computed. */
+            full->clipped = full->bounded = true;
+            memcpy(full->blo, lo, sizeof lo);
+            memcpy(full->bhi, hi, sizeof hi);
+            *axis_out = (uint32_t)ca;
+            *planes_out = q0 | q1 << 16;
+            return;
+        }
+    }
+    int axis = 0;
+    for (int a = 1; a < 3; a++)
+        if (hi[a] - lo[a] > hi[axis] - lo[axis])
+            axis = a;
+    uint32_t i, begin = it->begin, end = it->end;
+    float split_lo = -INFINITY, split_hi = INFINITY;
+    if (count <= SAH_MIN || !(hi[axis] > lo[axis]) ||
+        !sah_split(b, begin, end, axis, lo, hi, &i, &split_lo, &split_hi)) {
+        /* Small or flat nodes, or no balanced bin boundary: the mean of
+         * the midpoints, with the median when a side gets under 25%. */
+        float sum = 0; /* only here: nodes of more than SAH_MIN triangles rarely need it */
+        for (uint32_t k = begin; k < end; k++)
+            sum += b->mid[3 * (size_t)b->tris[k] + axis];
+        float split = sum / (float)count;
+        uint32_t nl = 0, nr = 0;
+        for (uint32_t k = begin; k < end; k++) { /* midpoints below the split go left */
+            uint32_t t = b->tris[k], left = b->mid[3 * t + axis] < split;
+            b->tris[begin + nl] = t;
+            b->aux[nr] = t;
+            nl += left;
+            nr += 1 - left;
+        }
+        memcpy(b->tris + begin + nl, b->aux, nr * sizeof *b->aux);
+        i = begin + nl;
+        uint32_t left = i - begin;
+        if (left * 4 < count || (count - left) * 4 < count) {
+            /* Too skewed: median split in midpoint order. */
+            uint32_t half = begin + count / 2;
+            select_nth(b, begin, end, half, axis);
+            i = half;
+        }
+        if (count <= 8 && ((i - begin) & 1u)) {
+            /* Small nodes: an even left side packs both sides into fewer
+             * leaves (4 triangles: 2 + 2 is 3 nodes, 1 + 3 is 5). */
+            uint32_t k = i - begin < count - (i - begin) ? i + 1 : i - 1;
+            select_nth(b, begin, end, k, axis);
+            i = k;
+        }
+        for (uint32_t k = begin; k < i; k++)
+            split_lo = MAXF(split_lo, b->box[6 * (size_t)b->tris[k] + 3 + axis]);
+        for (uint32_t k = i; k < end; k++)
+            split_hi = MINF(split_hi, b->box[6 * (size_t)b->tris[k] + axis]);
+    }
+    uint32_t q0 = plane_up(tree, inv_step, axis, split_lo), q1 = plane_down(tree, inv_step, axis, split_hi);
+    child[0].end = i;
+    child[1].begin = i;
+    child[0].rhi[axis] = MINF(it->rhi[axis], plane_at(tree, axis, q0));
+    child[1].rlo[axis] = MAXF(it->rlo[axis], plane_at(tree, axis, q1));
+    *axis_out = (uint32_t)axis;
+    *planes_out = q0 | q1 << 16;
+}
+
 bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
 {
     memset(tree, 0, sizeof *tree);
@@ -296,12 +411,14 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
      * are decoded once here; the build then reads only boxes and midpoints. */
     size_t scratch = (size_t)n * (2 * sizeof(uint32_t) + 9 * sizeof(float));
     unsigned char *mem = q_alloc(scratch);
-    uint32_t cap = 3 * n + 16; /* 2n - 1 for a binary tree, plus clip nodes */
-    tree->nodes = q_alloc(cap * sizeof(q_kd_node));
-    if (!mem || !tree->nodes) {
+    /* A word per triangle, and a quad node for at most every branch (2n with
+     * clip nodes). */
+    size_t cap = (size_t)n + Q_KD_QUAD_WORDS * (2 * (size_t)n + 1); /* < 2^28 (Q_KD_BASE_MASK) */
+    tree->words = q_alloc(cap * sizeof(uint32_t));
+    if (!mem || !tree->words) {
         q_free(mem, scratch);
-        q_free(tree->nodes, cap * sizeof(q_kd_node));
-        tree->nodes = NULL;
+        q_free(tree->words, cap * sizeof(uint32_t));
+        tree->words = NULL;
         return false;
     }
     builder b = {mesh, (uint32_t *)mem, (uint32_t *)mem + n, (float *)(mem + 2 * n * sizeof(uint32_t)), NULL};
@@ -328,166 +445,88 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
     set_grid(tree);
     float inv_step[3] = {1.0f / tree->qstep[0], 1.0f / tree->qstep[1], 1.0f / tree->qstep[2]};
 
-    /* The left child is built next without a trip through the stack, and
-     * children of at most 2 triangles become leaves at once: pushing and
-     * popping every item went through memory (a quarter of the build's time
-     * on 8^3 chunks). */
-    build_item stack[Q_KD_MAX_DEPTH + 2];
+    /* Quad nodes depth first: a node, its two children and its (up to)
+     * four grandchildren's storage at once; the first grandchild that is a
+     * quad node is built next without a trip through the stack. */
+    build_item stack[3 * (Q_KD_MAX_DEPTH / 2) + 8];
     int top = 0;
-    tree->node_count = 1;
-    build_item it = {0, 0, n, 0, {0}, {0}, true};
+    build_item it = {0, n, 0, 0, {0}, {0}, {0}, {0}, true, false};
     memcpy(it.rlo, tree->min, sizeof tree->min);
     memcpy(it.rhi, tree->max, sizeof tree->max);
-    if (n <= 2) {
-        make_leaf(tree, &b, 0, 0, n);
-        top = -1; /* nothing to split */
-    }
-    while (top >= 0) {
-        q_kd_node *node = &tree->nodes[it.node];
-        uint32_t count = it.end - it.begin;
-        /* Bounds and midpoint sums in scalars (kept in registers: as arrays
-         * indexed in a loop they went through memory, the build's hottest
-         * loop). */
-        float lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY, hz = -INFINITY;
-        for (uint32_t i = it.begin; i < it.end; i++) {
-            const float *box = b.box + 6 * (size_t)b.tris[i];
-            lx = MINF(lx, box[0]), ly = MINF(ly, box[1]), lz = MINF(lz, box[2]);
-            hx = MAXF(hx, box[3]), hy = MAXF(hy, box[4]), hz = MAXF(hz, box[5]);
-        }
-        float lo[3] = {lx, ly, lz}, hi[3] = {hx, hy, hz};
-        if (!it.clipped && count >= CLIP_MIN) {
-            int ca = -1, side = 0;
-            float best = 0;
-            for (int a = 0; a < 3; a++) {
-                float extent = it.rhi[a] - it.rlo[a];
-                float above = it.rhi[a] - hi[a], below = lo[a] - it.rlo[a];
-                if (above > CLIP_EMPTY * extent && above > best)
-                    ca = a, side = 1, best = above;
-                if (below > CLIP_EMPTY * extent && below > best)
-                    ca = a, side = 0, best = below;
-            }
-            if (ca >= 0) {
-                uint32_t child = tree->node_count;
-                tree->node_count += 2;
-                make_leaf(tree, &b, side ? child + 1 : child, 0, 0); /* the empty side */
-                if (side) { /* left holds all, right (empty) lies above everything */
-                    node->u.planes[0] = plane_up(tree, inv_step, ca, hi[ca]);
-                    node->u.planes[1] = (uint16_t)QMAX;
-                    it.rhi[ca] = plane_at(tree, ca, node->u.planes[0]);
-                } else { /* right holds all, left (empty) lies below everything */
-                    node->u.planes[0] = 0;
-                    node->u.planes[1] = plane_down(tree, inv_step, ca, lo[ca]);
-                    it.rlo[ca] = plane_at(tree, ca, node->u.planes[1]);
-                }
-                node->axis_index = (uint32_t)ca | child << 2;
-                /* Split the full child right away: same triangles, so the
-                 * bounds just computed still hold. */
-                it.node = side ? child : child + 1;
-                it.depth++;
-                it.clipped = true;
-                if (it.depth > tree->depth)
-                    tree->depth = it.depth;
-                node = &tree->nodes[it.node];
-            }
-        }
-        int axis = 0;
-        for (int a = 1; a < 3; a++)
-            if (hi[a] - lo[a] > hi[axis] - lo[axis])
-                axis = a;
-        uint32_t i;
-        float split_lo = -INFINITY, split_hi = INFINITY;
-        if (count <= SAH_MIN || !(hi[axis] > lo[axis]) ||
-            !sah_split(&b, it.begin, it.end, axis, lo, hi, &i, &split_lo, &split_hi)) {
-            /* Small or flat nodes, or no balanced bin boundary: the mean of
-             * the midpoints, with the median when a side gets under 25%. */
-            float sum = 0; /* only here: nodes of more than SAH_MIN triangles rarely need it */
-            for (uint32_t k = it.begin; k < it.end; k++)
-                sum += b.mid[3 * (size_t)b.tris[k] + axis];
-            float split = sum / (float)count;
-            uint32_t nl = 0, nr = 0;
-            for (uint32_t k = it.begin; k < it.end; k++) { /* midpoints below the split go left */
-                uint32_t t = b.tris[k], left = b.mid[3 * t + axis] < split;
-                b.tris[it.begin + nl] = t;
-                b.aux[nr] = t;
-                nl += left;
-                nr += 1 - left;
-            }
-            memcpy(b.tris + it.begin + nl, b.aux, nr * sizeof *b.aux);
-            i = it.begin + nl;
-            uint32_t left = i - it.begin;
-            if (left * 4 < count || (count - left) * 4 < count) {
-                /* Too skewed: median split in midpoint order. */
-                uint32_t half = it.begin + count / 2;
-                select_nth(&b, it.begin, it.end, half, axis);
-                i = half;
-            }
-            if (count <= 8 && ((i - it.begin) & 1u)) {
-                /* Small nodes: an even left side packs both sides into fewer
-                 * leaves (4 triangles: 2 + 2 is 3 nodes, 1 + 3 is 5). */
-                uint32_t k = i - it.begin < count - (i - it.begin) ? i + 1 : i - 1;
-                select_nth(&b, it.begin, it.end, k, axis);
-                i = k;
-            }
-            for (uint32_t k = it.begin; k < i; k++)
-                split_lo = MAXF(split_lo, b.box[6 * (size_t)b.tris[k] + 3 + axis]);
-            for (uint32_t k = i; k < it.end; k++)
-                split_hi = MINF(split_hi, b.box[6 * (size_t)b.tris[k] + axis]);
-        }
-        uint32_t child = tree->node_count;
-        tree->node_count += 2;
-        node->u.planes[0] = plane_up(tree, inv_step, axis, split_lo);
-        node->u.planes[1] = plane_down(tree, inv_step, axis, split_hi);
-        node->axis_index = (uint32_t)axis | child << 2;
-        split_lo = plane_at(tree, axis, node->u.planes[0]);
-        split_hi = plane_at(tree, axis, node->u.planes[1]);
-        /* Depth stays under Q_KD_MAX_DEPTH: every split leaves at most 3/4 of
-         * the triangles on a side, (4/3)^64 > 2^24, and clip nodes at most
-         * double the depth. */
-        uint32_t depth = it.depth + 1;
-        if (depth > tree->depth)
-            tree->depth = depth;
-        if (it.end - i <= 2) {
-            make_leaf(tree, &b, child + 1, i, it.end - i);
+    tree->word_count = Q_KD_QUAD_WORDS;
+    for (;;) {
+        uint32_t axes[3], planes[3], leaf_child = 0;
+        build_item child[2], lane[4];
+        if (it.end - it.begin <= 2) { /* only the root of a mesh of 1 or 2 triangles */
+            axes[0] = 0, planes[0] = QMAX; /* a left child that holds all, right empty */
+            tree->depth = 1;
+            child[0] = child[1] = it;
+            child[1].end = child[1].begin;
         } else {
-            build_item *hi_item = &stack[top++];
-            *hi_item = it;
-            hi_item->node = child + 1;
-            hi_item->begin = i;
-            hi_item->depth = depth;
-            hi_item->clipped = false;
-            hi_item->rlo[axis] = MAXF(it.rlo[axis], split_hi);
+            split_item(&b, tree, inv_step, &it, &axes[0], &planes[0], child);
         }
-        if (i - it.begin <= 2) {
-            make_leaf(tree, &b, child, it.begin, i - it.begin);
-            if (--top >= 0)
-                it = stack[top];
-        } else {
-            it.node = child;
-            it.end = i;
-            it.depth = depth;
-            it.clipped = false;
-            it.rhi[axis] = MINF(it.rhi[axis], split_lo);
+        for (int s = 0; s < 2; s++) {
+            if (child[s].end - child[s].begin <= 2) { /* a leaf: its first lane, planes that bound nothing */
+                leaf_child |= 1u << s;
+                axes[1 + s] = 0, planes[1 + s] = QMAX;
+                lane[2 * s] = lane[2 * s + 1] = child[s];
+                lane[2 * s + 1].end = lane[2 * s + 1].begin;
+            } else {
+                split_item(&b, tree, inv_step, &child[s], &axes[1 + s], &planes[1 + s], &lane[2 * s]);
+            }
         }
+        uint32_t meta = axes[0] | axes[1] << 2 | axes[2] << 4 | leaf_child << 30, size = 0, off[4], nonempty = 0;
+        for (int k = 0; k < 4; k++) {
+            uint32_t count = lane[k].end - lane[k].begin, kind = count > 2 ? Q_KD_LANE_QUAD : count;
+            off[k] = size;
+            size += kind == Q_KD_LANE_QUAD ? Q_KD_QUAD_WORDS : kind;
+            meta |= (off[k] << 2 | kind) << (6 + 6 * k);
+            nonempty |= (uint32_t)(count > 0) << k;
+        }
+        uint32_t base = tree->word_count;
+        tree->word_count += size;
+        tree->node_count++;
+        uint32_t *w = tree->words + it.word;
+        w[0] = planes[0], w[1] = planes[1], w[2] = planes[2], w[3] = meta, w[4] = base | nonempty << 28;
+        int next = -1;
+        for (int k = 3; k >= 0; k--) {
+            uint32_t count = lane[k].end - lane[k].begin;
+            if (count <= 2) {
+                for (uint32_t j = 0; j < count; j++)
+                    tree->words[base + off[k] + j] = b.tris[lane[k].begin + j];
+                continue;
+            }
+            lane[k].word = base + off[k];
+            if (next >= 0)
+                stack[top++] = lane[next];
+            next = k;
+        }
+        if (next >= 0)
+            it = lane[next];
+        else if (top > 0)
+            it = stack[--top];
+        else
+            break;
     }
     q_free(mem, scratch);
-    /* Give back the unused tail of the node array. */
-    q_kd_node *fit = q_realloc(tree->nodes, cap * sizeof(q_kd_node), tree->node_count * sizeof(q_kd_node));
+    /* Give back the unused tail of the word array. */
+    uint32_t *fit = q_realloc(tree->words, cap * sizeof(uint32_t), tree->word_count * sizeof(uint32_t));
     if (fit)
-        tree->nodes = fit;
+        tree->words = fit;
     else
-        tree->node_count = cap; /* keep the size the block really has */
+        tree->word_count = (uint32_t)cap; /* keep the size the block really has */
     return true;
 }
 
 void q_kdtree_free(q_kdtree *tree)
 {
-    q_free(tree->nodes, tree->node_count * sizeof(q_kd_node));
+    q_free(tree->words, tree->word_count * sizeof(uint32_t));
     memset(tree, 0, sizeof *tree);
 }
 
 size_t q_kdtree_bytes(const q_kdtree *tree)
 {
-    return tree->node_count * sizeof(q_kd_node) + sizeof *tree;
+    return tree->word_count * sizeof(uint32_t) + sizeof *tree;
 }
 
 /* ---- queries ---- */
@@ -515,82 +554,165 @@ static inline __attribute__((always_inline)) bool clip_to_bounds(const q_kdtree 
     return lo <= hi;
 }
 
+/* The first lane a quad node's segment enters, by (xn, xf, entered lanes):
+ * index xn << 6 | xf << 4 | m (traverse_impl), value l | (6 + 6 l) << 2
+ * (lane l and the shift of its field in the meta word), 0 when none is. */
+static const unsigned char first_lane[256] = {
+    0, 24, 49, 24, 74, 24, 49, 24, 99, 24, 49, 24, 74, 24, 49, 24,
+    0, 24, 49, 24, 74, 24, 49, 24, 99, 24, 49, 24, 99, 24, 49, 24,
+    0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24,
+    0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24,
+    0, 24, 49, 49, 74, 24, 49, 49, 99, 24, 49, 49, 74, 24, 49, 49,
+    0, 24, 49, 49, 74, 24, 49, 49, 99, 24, 49, 49, 99, 24, 49, 49,
+    0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49,
+    0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49,
+    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
+    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
+    0, 24, 49, 24, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
+    0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
+    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
+    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
+    0, 24, 49, 24, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
+    0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
+};
+
 typedef struct seg {
-    uint32_t node;
+    uint32_t ref; /* word << 2 | lane kind */
     float tmin, tmax;
 } seg;
 
 enum { MODE_CLOSEST, MODE_ANY, MODE_ALL };
 
-/* Shared traversal: visits leaves whose subspace the segment crosses, near
- * child first, keeping only far children on the stack. For closest hits the
+/* Per ray and axis, the terms that turn a plane number q into bounds on t:
+ * a lane's segment is [max of q * ls + lo over its two planes, min of
+ * q * us + uo], clipped to its parent's. A plane bounds t from above or from
+ * below depending on its side and the sign of the direction; the other bound
+ * gets scale 0 and offset -inf or +inf. Four lanes per vector: [left side,
+ * left side, right side, right side] for the top branch's planes;
+ * grandchildren's lanes take entries 0 and 2 of their child's axis. */
+typedef struct ray_terms {
+    float us[3][4], uo[3][4], ls[3][4], lo[3][4];
+} ray_terms;
+
+/* Shared traversal: visits leaves whose subspace the segment crosses, a quad
+ * node's four lanes at once, near lanes first (the order follows from the
+ * signs of the direction on the three axes: no sort). For closest hits the
  * segment is cut at the best hit so far, and pending segments that start
  * beyond it are dropped.
  *
- * Branches select planes by the sign of the direction instead of testing it:
- * for a positive direction the near child is the left one (t up to where the
- * ray crosses planes[0] + eps) and the far one starts where it crosses
- * planes[1] - eps; for a negative one the roles swap. A zero component gives
- * an infinite inverse, so the crossing is -inf or +inf (the child holds none
- * or all of the segment) or NaN (0 * inf, or inf - inf, when the sign of the
- * crossing is not known); the min and max below are written so that a NaN
- * leaves the segment whole, which is always safe. */
+ * A zero component of the direction gives an infinite inverse, so a crossing
+ * is -inf or +inf (the lane holds none or all of the segment) or NaN (0 * inf,
+ * or inf - inf, when the sign of the crossing is not known); the mins and
+ * maxes below are written so that a NaN leaves the segment whole, which is
+ * always safe. The SSE2 and scalar paths compute the same values in the same
+ * order (MINPS and a < b ? a : b agree on NaN). */
 static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *tree, const q_kd_mesh *mesh,
                                                                 const int fmt, const int mode, const float o[3],
                                                                 const float d[3], float tmax, float *best_t,
                                                                 uint32_t *best_tri, q_kd_hit_fn fn, void *ud)
 {
-    if (tree->node_count == 0)
+    if (tree->word_count == 0)
         return;
     /* Per axis: where the ray crosses plane q of the grid is
-     * t = q * scale + (near or far offset), the offsets holding the plane
-     * widening. Besides Q_KD_EPSILON the widening covers the rounding of
-     * this form (three roundings of terms up to the grid's extent plus the
-     * origin's distance from it: 2^-21 of their sum is ample). */
-    float inv[3], scale[3], near_off[3], far_off[3];
-    uint32_t sign[3];
+     * t = q * scale + offset, the offsets holding the plane widening (the
+     * left side's plane moves up, the right side's down). Besides
+     * Q_KD_EPSILON the widening covers the rounding of this form (three
+     * roundings of terms up to the grid's extent plus the origin's distance
+     * from it: 2^-21 of their sum is ample). */
+    float inv[3];
+    uint32_t sgn = 0;
+    ray_terms rt;
     for (int a = 0; a < 3; a++) {
         inv[a] = 1.0f / d[a];
-        sign[a] = signbit(inv[a]) ? 1u : 0u;
+        uint32_t neg = signbit(inv[a]) ? 1u : 0u;
+        sgn |= neg << a;
         float qb = tree->qbase[a], qs = tree->qstep[a];
         float widen = Q_KD_EPSILON + ((float)QMAX * qs + fabsf(qb - o[a])) * (1.0f / (1 << 21));
-        float e = sign[a] ? -widen : widen;
-        scale[a] = qs * inv[a];
-        near_off[a] = (qb + e - o[a]) * inv[a];
-        far_off[a] = (qb - e - o[a]) * inv[a];
+        float scale = qs * inv[a];
+        float off_left = (qb + widen - o[a]) * inv[a], off_right = (qb - widen - o[a]) * inv[a];
+        /* Positive direction: a left side's plane bounds t from above, a
+         * right side's from below; negative: the other way round. */
+        for (int k = 0; k < 4; k++) {
+            int right = k >> 1, upper = right ^ (int)!neg;
+            float off = right ? off_right : off_left;
+            rt.us[a][k] = upper ? scale : 0.0f;
+            rt.uo[a][k] = upper ? off : INFINITY;
+            rt.ls[a][k] = upper ? 0.0f : scale;
+            rt.lo[a][k] = upper ? -INFINITY : off;
+        }
     }
     float t0, t1;
     if (!clip_to_bounds(tree, o, d, inv, tmax, &t0, &t1))
         return;
-    const q_kd_node *nodes = tree->nodes;
+    const uint32_t *words = tree->words;
     float limit = tmax; /* closest: the best hit so far */
     uint32_t best = UINT32_MAX;
-    seg stack[Q_KD_MAX_DEPTH + 2];
+    seg stack[3 * (Q_KD_MAX_DEPTH / 2) + 8];
     int top = 0;
-    uint32_t node = 0;
+    uint32_t ref = Q_KD_LANE_QUAD; /* the root quad node */
     float smin = t0, smax = t1;
     for (;;) {
-        const q_kd_node *n = &nodes[node];
-        uint32_t ai = n->axis_index, axis = ai & 3u;
-        if (axis != LEAF) {
-            uint32_t child = ai >> 2, s = sign[axis];
-            float tn = (float)n->u.planes[s] * scale[axis] + near_off[axis];      /* near child: t <= tn */
-            float tf = (float)n->u.planes[s ^ 1u] * scale[axis] + far_off[axis]; /* far child: t >= tf */
-            float near_max = tn < smax ? tn : smax;         /* NaN: smax */
-            float far_min = tf > smin ? tf : smin;          /* NaN: smin */
-            bool has_near = smin <= near_max, has_far = far_min <= smax;
-            /* Branch-free choice: the far segment is always written and
-             * kept only when both children are entered. */
-            stack[top] = (seg){child + (s ^ 1u), far_min, smax};
-            top += (int)(has_near & has_far);
-            if (has_near | has_far) {
-                node = child + (has_near ? s : s ^ 1u);
-                smin = has_near ? smin : far_min;
-                smax = has_near ? near_max : smax;
+        uint32_t kind = ref & 3u;
+        const uint32_t *w = words + (ref >> 2);
+        if (kind == Q_KD_LANE_QUAD) {
+            uint32_t meta = w[3], base4 = (w[4] & Q_KD_BASE_MASK) << 2, nonempty = w[4] >> 28;
+            __builtin_prefetch(words + (base4 >> 2));
+            __builtin_prefetch(words + (base4 >> 2) + 16);
+            uint32_t a0 = meta & 3u, al = (meta >> 2) & 3u, ar = (meta >> 4) & 3u;
+            float lo_t[4], hi_t[4];
+#if defined(__SSE2__) && !defined(Q_KD_SCALAR)
+            __m128i qv = _mm_loadu_si128((const __m128i *)w), zero = _mm_setzero_si128();
+            __m128i q01 = _mm_unpacklo_epi16(qv, zero);                      /* top q0 q1, left q0 q1 */
+            __m128 q1 = _mm_cvtepi32_ps(_mm_shuffle_epi32(q01, _MM_SHUFFLE(1, 1, 0, 0)));
+            __m128 q2 = _mm_cvtepi32_ps(_mm_unpacklo_epi16(_mm_srli_si128(qv, 4), zero));
+#define GRAND(f) _mm_shuffle_ps(_mm_loadu_ps(rt.f[al]), _mm_loadu_ps(rt.f[ar]), _MM_SHUFFLE(2, 0, 2, 0))
+            __m128 h1 = _mm_add_ps(_mm_mul_ps(q1, _mm_loadu_ps(rt.us[a0])), _mm_loadu_ps(rt.uo[a0]));
+            __m128 l1 = _mm_add_ps(_mm_mul_ps(q1, _mm_loadu_ps(rt.ls[a0])), _mm_loadu_ps(rt.lo[a0]));
+            __m128 h2 = _mm_add_ps(_mm_mul_ps(q2, GRAND(us)), GRAND(uo));
+            __m128 l2 = _mm_add_ps(_mm_mul_ps(q2, GRAND(ls)), GRAND(lo));
+#undef GRAND
+            __m128 hi = _mm_min_ps(h1, _mm_min_ps(h2, _mm_set1_ps(smax)));
+            __m128 lo = _mm_max_ps(l1, _mm_max_ps(l2, _mm_set1_ps(smin)));
+            uint32_t m = (uint32_t)_mm_movemask_ps(_mm_cmple_ps(lo, hi)) & nonempty;
+            _mm_storeu_ps(lo_t, lo);
+            _mm_storeu_ps(hi_t, hi);
+#else
+            uint32_t m = 0;
+            for (int k = 0; k < 4; k++) {
+                float q1 = (float)((w[0] >> (16 * (k >> 1))) & 0xffffu);
+                float q2 = (float)((w[1 + (k >> 1)] >> (16 * (k & 1))) & 0xffffu);
+                uint32_t ac = k >> 1 ? ar : al;
+                int kc = 2 * (k & 1);
+                float h1 = q1 * rt.us[a0][k] + rt.uo[a0][k], l1 = q1 * rt.ls[a0][k] + rt.lo[a0][k];
+                float h2 = q2 * rt.us[ac][kc] + rt.uo[ac][kc], l2 = q2 * rt.ls[ac][kc] + rt.lo[ac][kc];
+                float h = h2 < smax ? h2 : smax, l = l2 > smin ? l2 : smin;
+                hi_t[k] = h1 < h ? h1 : h;
+                lo_t[k] = l1 > l ? l1 : l;
+                m |= (uint32_t)(lo_t[k] <= hi_t[k]) << k;
+            }
+            m &= nonempty;
+#endif
+            /* Lanes in visiting order: lane = k ^ x, x = 2 * (near child) +
+             * (near side of the child the lane belongs to). The first lane
+             * entered is taken next; the others are pushed far to near, each
+             * written and kept only when entered. */
+            uint32_t s0 = (sgn >> a0) & 1u, sl = (sgn >> al) & 1u, sr = (sgn >> ar) & 1u;
+            uint32_t xn = s0 ? 2u | sr : sl, xf = s0 ? 2u | sl : sr;
+            uint32_t first = first_lane[xn << 6 | xf << 4 | m];
+            if (first) {
+                uint32_t l = first & 3u;
+                ref = base4 + ((meta >> (first >> 2)) & 63u);
+                for (uint32_t k = 3; k > 0; k--) {
+                    uint32_t lk = k ^ (k < 2 ? xn : xf);
+                    stack[top] = (seg){base4 + q_kd_lane_ref(meta, lk), lo_t[lk], hi_t[lk]};
+                    top += (int)(((m >> lk) & 1u) & (lk != l));
+                }
+                smin = lo_t[l];
+                smax = hi_t[l];
                 continue;
             }
         } else {
-            uint32_t count = (ai >> 2) & 3u, tris[2] = {ai >> 4, n->u.triangle1};
+            uint32_t count = kind, tris[2] = {w[0], count == 2 ? w[1] : 0};
             float vv[2][9]; /* both triangles (a leaf holds at most 2) loaded before either is
                                tested: the two fetch chains overlap (measured 7% faster) */
             for (uint32_t k = 0; k < count; k++)
@@ -618,7 +740,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
             if (mode != MODE_CLOSEST || stack[top].tmin <= limit)
                 break;
         }
-        node = stack[top].node;
+        ref = stack[top].ref;
         smin = stack[top].tmin;
         smax = stack[top].tmax;
         if (mode == MODE_CLOSEST && smax > limit)
@@ -690,50 +812,55 @@ void q_kdtree_raycast_all(const q_kdtree *tree, const q_kd_mesh *mesh, const flo
 }
 
 /* AABB query, compiled per mesh layout. The box's sides become plane
- * numbers once per query (the right child is entered when its plane number
- * is at most qhi, the left one when its plane number is at least qlo), so
+ * numbers once per query (a right side is entered when its plane number is
+ * at most qhi, a left side when its plane number is at least qlo), so quad
  * nodes compare integers; exact, as the grid's planes increase with their
  * number. */
 static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtree *tree, const q_kd_mesh *mesh,
                                                                     const int fmt, const float min[3],
                                                                     const float max[3], uint32_t *out, size_t cap)
 {
-    uint32_t qlo[3], qhi[3];
+    uint32_t qlo[4], qhi[4];
     float inv_step[3] = {1.0f / tree->qstep[0], 1.0f / tree->qstep[1], 1.0f / tree->qstep[2]};
     for (int a = 0; a < 3; a++) {
-        qlo[a] = plane_up(tree, inv_step, a, min[a]);    /* planes[0] >= min[a] */
-        qhi[a] = plane_down(tree, inv_step, a, max[a]); /* planes[1] <= max[a] (max[a] >= qbase[a] here) */
+        qlo[a] = plane_up(tree, inv_step, a, min[a]);    /* left side's plane >= min[a] */
+        qhi[a] = plane_down(tree, inv_step, a, max[a]); /* right side's plane <= max[a] (max[a] >= qbase[a] here) */
     }
-    uint32_t stack[Q_KD_MAX_DEPTH + 2];
+    qlo[3] = qhi[3] = 0;
+    uint32_t stack[3 * (Q_KD_MAX_DEPTH / 2) + 8];
     int top = 0;
     size_t found = 0;
-    stack[top++] = 0;
+    stack[top++] = Q_KD_LANE_QUAD;
     while (top > 0) {
-        const q_kd_node *n = &tree->nodes[stack[--top]];
-        uint32_t axis = n->axis_index & 3u;
-        if (axis == LEAF) {
-            uint32_t count = q_kd_leaf_count(n);
-            for (uint32_t k = 0; k < count; k++) {
-                uint32_t tri = q_kd_leaf_triangle(n, (int)k);
-                float v[9];
-                load_triangle(mesh, fmt, tri, v);
-                bool overlap = true;
-                for (int a = 0; a < 3; a++)
-                    overlap &= MAXF(v[a], MAXF(v[3 + a], v[6 + a])) >= min[a] &&
-                               MINF(v[a], MINF(v[3 + a], v[6 + a])) <= max[a];
-                if (overlap) {
-                    if (found < cap)
-                        out[found] = tri;
-                    found++;
-                }
+        uint32_t ref = stack[--top], kind = ref & 3u;
+        const uint32_t *w = tree->words + (ref >> 2);
+        if (kind == Q_KD_LANE_QUAD) {
+            uint32_t meta = w[3], base4 = (w[4] & Q_KD_BASE_MASK) << 2;
+            uint32_t a0 = meta & 3u, al = (meta >> 2) & 3u, ar = (meta >> 4) & 3u;
+            uint32_t top_l = (w[0] & 0xffffu) >= qlo[a0], top_r = (w[0] >> 16) <= qhi[a0];
+            uint32_t m = (top_l & ((w[1] & 0xffffu) >= qlo[al])) | (top_l & ((w[1] >> 16) <= qhi[al])) << 1 |
+                         (top_r & ((w[2] & 0xffffu) >= qlo[ar])) << 2 | (top_r & ((w[2] >> 16) <= qhi[ar])) << 3;
+            m &= w[4] >> 28;
+            for (uint32_t k = 4; k-- > 0;) {
+                stack[top] = base4 + q_kd_lane_ref(meta, k);
+                top += (int)((m >> k) & 1u);
             }
             continue;
         }
-        uint32_t child = n->axis_index >> 2;
-        if (n->u.planes[1] <= qhi[axis])
-            stack[top++] = child + 1;
-        if (n->u.planes[0] >= qlo[axis])
-            stack[top++] = child;
+        for (uint32_t k = 0; k < kind; k++) {
+            uint32_t tri = w[k];
+            float v[9];
+            load_triangle(mesh, fmt, tri, v);
+            bool overlap = true;
+            for (int a = 0; a < 3; a++)
+                overlap &= MAXF(v[a], MAXF(v[3 + a], v[6 + a])) >= min[a] &&
+                           MINF(v[a], MINF(v[3 + a], v[6 + a])) <= max[a];
+            if (overlap) {
+                if (found < cap)
+                    out[found] = tri;
+                found++;
+            }
+        }
     }
     return found;
 }
@@ -741,7 +868,7 @@ static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtr
 size_t q_kdtree_query_aabb(const q_kdtree *tree, const q_kd_mesh *mesh, const float min[3], const float max[3],
                            uint32_t *out, size_t cap)
 {
-    if (tree->node_count == 0)
+    if (tree->word_count == 0)
         return 0;
     for (int a = 0; a < 3; a++)
         if (!(min[a] <= tree->max[a] && max[a] >= tree->min[a]))

@@ -3,12 +3,16 @@
  * Each branch splits one axis with two planes: every triangle of the left
  * child lies below planes[0], every triangle of the right child above
  * planes[1] (the planes are recomputed from the children's vertices, so they
- * fit tightly and may overlap). Leaves hold up to two triangles. A node is 8
- * bytes: the seed's 12-byte node with its two float planes stored as 16-bit
- * steps of a grid over the tree's bounds, rounded outwards (rays within 2%,
- * 19.2 instead of 23.6 bytes per triangle with the mesh; bench/RESULTS.md).
- * All nodes live in one array with the two children of a branch adjacent, so
- * a branch stores only its first child's index.
+ * fit tightly and may overlap). Leaves hold up to two triangles. Planes are
+ * 16-bit steps of a grid over the tree's bounds, rounded outwards (rays
+ * within 2% of float planes; bench/RESULTS.md).
+ * Storage is two levels at a time: a quad node holds a branch and its two
+ * children (their six planes and three axes) and reaches up to four
+ * grandchildren ("lanes"), so traversal computes all six plane crossings at
+ * once (SSE2) and takes half as many dependent steps as a binary tree. A leaf
+ * is no node at all: its triangle indices sit in the tree's word array where
+ * its quad node's lane points. The binary tree the build makes is unchanged
+ * and can still be walked node by node through q_kd_ref (below).
  *
  * Build: split the longest axis of the node's bounds. Nodes of more than 8
  * triangles take the bin boundary (16 bins of midpoints) with the smallest
@@ -31,25 +35,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 8 bytes. Branch: the two planes as 16-bit steps of the tree's grid
- * (q_kdtree_plane decodes them; rounded outwards, so that they still bound
- * their children), axis in the low 2 bits of axis_index and the first
- * child's index in the high 30. Leaf: axis 3, the triangle count (0..2) in
- * the next 2 bits, the first triangle in the high 28, the second in
- * u.triangle1. */
-typedef struct q_kd_node {
-    union {
-        uint16_t planes[2]; /* branch: [0] bounds the left child above, [1] the right one below */
-        uint32_t triangle1; /* leaf */
-    } u;
-    uint32_t axis_index;
-} q_kd_node;
-
-#ifdef __cplusplus
-static_assert(sizeof(q_kd_node) == 8, "kD nodes must stay 8 bytes");
-#else
-_Static_assert(sizeof(q_kd_node) == 8, "kD nodes must stay 8 bytes");
-#endif
+/* A quad node is 5 words (20 bytes) of q_kdtree.words:
+ *   [0] the top branch's planes, [1] its left child's, [2] its right child's
+ *       (each: the plane bounding the left side from above in the low 16 bits,
+ *       the one bounding the right side from below in the high 16 bits; steps
+ *       of the tree's grid, rounded outwards so that they still bound their
+ *       subtrees);
+ *   [3] the three axes (bits 0-5: top, left child, right child), each
+ *       lane's (word offset << 2 | kind) in 6 bits from bit 6 (lanes: left
+ *       child's left and right side, right child's left and right side),
+ *       and whether the left / right child is a leaf (bits 30, 31);
+ *   [4] the first word of the lanes' storage (bits 0-27) and which lanes
+ *       are not empty (bits 28-31).
+ * A lane of kind 1 or 2 is a leaf of that many triangles (one word each), a
+ * lane of kind 3 a quad node, kind 0 an empty leaf. A child that is a leaf
+ * takes its first lane (the second is empty) and planes that bound nothing
+ * (Q_KD_PLANE_MAX below, 0 above). */
+#define Q_KD_QUAD_WORDS 5u
+#define Q_KD_PLANE_MAX 65535u
+#define Q_KD_LANE_QUAD 3u
+#define Q_KD_BASE_MASK 0x0fffffffu
+static inline uint32_t q_kd_lane_ref(uint32_t meta, uint32_t k) /* lane k's offset << 2 | kind */
+{
+    return (meta >> (6 + 6 * k)) & 63u;
+}
 
 #define Q_KD_MAX_DEPTH 128
 #define Q_KD_MAX_TRIANGLES (1u << 24)
@@ -67,33 +76,61 @@ typedef struct q_kd_mesh {
 } q_kd_mesh;
 
 typedef struct q_kdtree {
-    q_kd_node *nodes;
-    uint32_t node_count;
-    uint32_t depth;   /* levels below the root */
+    uint32_t *words;      /* quad nodes and leaves; the root quad node at word 0 */
+    uint32_t word_count;  /* 4 bytes each */
+    uint32_t node_count;  /* quad nodes */
+    uint32_t depth;       /* binary levels below the root */
     float min[3], max[3]; /* bounds of all triangles, for early rejection */
     float qbase[3], qstep[3]; /* plane grid: plane q on axis a lies at qbase[a] + q * qstep[a] */
 } q_kdtree;
 
-/* A branch's plane (side 0: the left child lies below it; 1: the right
- * child lies above it), in mesh units. */
-static inline float q_kdtree_plane(const q_kdtree *tree, const q_kd_node *n, int side)
+/* The binary tree, node by node (checks, debug views): a branch is one of
+ * the three branches of a quad node (kind 4 + slot: 0 the top, 1 its left
+ * child, 2 its right child), a leaf (kind 0, 1 or 2: its triangle count) the
+ * words of its triangles. */
+typedef struct q_kd_ref {
+    uint32_t word, kind;
+} q_kd_ref;
+
+static inline q_kd_ref q_kd_root(void) { return (q_kd_ref){0, 4}; } /* of a tree with word_count > 0 */
+static inline int q_kd_is_leaf(q_kd_ref r) { return r.kind < 4; }
+static inline uint32_t q_kd_leaf_count(q_kd_ref r) { return r.kind; }
+static inline uint32_t q_kd_leaf_triangle(const q_kdtree *tree, q_kd_ref r, uint32_t k) /* k < count */
 {
-    uint32_t a = n->axis_index & 3u;
-    return tree->qbase[a] + (float)n->u.planes[side] * tree->qstep[a];
+    return tree->words[r.word + k];
 }
-static inline int q_kd_is_leaf(const q_kd_node *n) { return (n->axis_index & 3u) == 3u; }
-static inline uint32_t q_kd_child(const q_kd_node *n) { return n->axis_index >> 2; } /* branch */
-static inline uint32_t q_kd_leaf_count(const q_kd_node *n) { return (n->axis_index >> 2) & 3u; }
-static inline uint32_t q_kd_leaf_triangle(const q_kd_node *n, int k) /* k < q_kd_leaf_count */
+static inline int q_kd_axis(const q_kdtree *tree, q_kd_ref r) /* branch */
 {
-    return k ? n->u.triangle1 : n->axis_index >> 4;
+    return (int)((tree->words[r.word + 3] >> (2 * (r.kind - 4))) & 3u);
+}
+/* A branch's plane (side 0: its left child lies below it; 1: its right child
+ * lies above it), in mesh units. */
+static inline float q_kdtree_plane(const q_kdtree *tree, q_kd_ref r, int side)
+{
+    uint32_t q = (tree->words[r.word + r.kind - 4] >> (16 * side)) & 0xffffu;
+    int a = q_kd_axis(tree, r);
+    return tree->qbase[a] + (float)q * tree->qstep[a];
+}
+/* A branch's two children. */
+static inline void q_kd_children(const q_kdtree *tree, q_kd_ref r, q_kd_ref out[2])
+{
+    const uint32_t *w = tree->words + r.word;
+    uint32_t meta = w[3], slot = r.kind - 4;
+    for (uint32_t s = 0; s < 2; s++) {
+        uint32_t lane = slot == 0 ? 2 * s : 2 * (slot - 1) + s;
+        uint32_t d = q_kd_lane_ref(meta, lane), kind = d & 3u;
+        if (slot == 0 && !((meta >> (30 + s)) & 1u))
+            out[s] = (q_kd_ref){r.word, 5u + s}; /* a branch of the same quad node */
+        else
+            out[s] = (q_kd_ref){(w[4] & Q_KD_BASE_MASK) + (d >> 2), kind == Q_KD_LANE_QUAD ? 4u : kind};
+    }
 }
 
 /* Builds the tree; false when out of memory or over Q_KD_MAX_TRIANGLES. An
  * empty mesh gives a tree with no nodes. Free with q_kdtree_free. */
 bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh);
 void q_kdtree_free(q_kdtree *tree);
-size_t q_kdtree_bytes(const q_kdtree *tree);
+size_t q_kdtree_bytes(const q_kdtree *tree); /* the struct and its words */
 
 /* Ray segment query. Returns the closest hit with t in [0, tmax] (t in units
  * of |dir|) and its triangle, or false. Triangles are two-sided. Tests are

@@ -246,7 +246,7 @@ static bool build_surface(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t 
 
 static size_t chunk_mesh_bytes(const q_chunk_mesh *m)
 {
-    return (size_t)m->vertex_count * 7 + (size_t)m->triangle_count * 6 + m->tree.node_count * sizeof(q_kd_node);
+    return (size_t)m->vertex_count * 7 + (size_t)m->triangle_count * 6 + m->tree.word_count * sizeof(uint32_t);
 }
 
 /* The cached meshes of a chunk, built on first use; NULL when out of memory. */

@@ -244,15 +244,15 @@ static void draw_broadphase(q_renderer *r, const q_terrain_physics *p, const deb
 /* Walks one tree with the region of every node; returns the lines queued. */
 static size_t tree_lines(q_renderer *r, const q_kdtree *tree, const double origin[3], size_t budget)
 {
-    if (tree->node_count == 0)
+    if (tree->word_count == 0)
         return 0;
     typedef struct {
-        uint32_t node;
+        q_kd_ref node;
         float lo[3], hi[3];
     } item;
     item stack[Q_KD_MAX_DEPTH + 2];
     int top = 0;
-    stack[top].node = 0;
+    stack[top].node = q_kd_root();
     for (int k = 0; k < 3; k++) {
         stack[top].lo[k] = tree->min[k];
         stack[top].hi[k] = tree->max[k];
@@ -261,16 +261,13 @@ static size_t tree_lines(q_renderer *r, const q_kdtree *tree, const double origi
     size_t lines = 0;
     while (top > 0) {
         item it = stack[--top];
-        if (it.node >= tree->node_count)
-            continue;
-        const q_kd_node *nd = &tree->nodes[it.node];
-        uint32_t axis = nd->axis_index & 3u;
+        q_kd_ref nd = it.node;
         double lo[3], hi[3];
         for (int k = 0; k < 3; k++) {
             lo[k] = origin[k] + it.lo[k];
             hi[k] = origin[k] + it.hi[k];
         }
-        if (axis == 3) {
+        if (q_kd_is_leaf(nd)) {
             if (q_kd_leaf_count(nd) == 0 || lines + 12 > budget)
                 continue; /* empty leaves (under clip nodes) hold nothing to show */
             box_lines(r, lo, hi, LEAF_RGBA);
@@ -279,18 +276,20 @@ static size_t tree_lines(q_renderer *r, const q_kdtree *tree, const double origi
         }
         if (lines + 8 > budget)
             continue;
+        int axis = q_kd_axis(tree, nd);
         float below = q_kdtree_plane(tree, nd, 0), above = q_kdtree_plane(tree, nd, 1);
         plane_lines(r, (int)axis, origin[axis] + below, lo, hi, SPLIT_RGBA);
         plane_lines(r, (int)axis, origin[axis] + above, lo, hi, SPLIT_RGBA);
         lines += 8;
         if (top + 2 > Q_KD_MAX_DEPTH + 2)
             continue;
-        uint32_t child = q_kd_child(nd);
+        q_kd_ref child[2];
+        q_kd_children(tree, nd, child);
         item right = it, left = it;
-        left.node = child;
+        left.node = child[0];
         if (below < left.hi[axis])
             left.hi[axis] = below;
-        right.node = child + 1;
+        right.node = child[1];
         if (above > right.lo[axis])
             right.lo[axis] = above;
         stack[top++] = right;

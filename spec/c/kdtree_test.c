@@ -64,21 +64,21 @@ static soup make_soup(uint32_t ntri, int kind)
     return s;
 }
 
-/* Whether every triangle under node i lies within [lo, hi] on axis a. */
-static int subtree_within(const q_kdtree *tree, const q_kd_mesh *m, uint32_t i, int a, float lo, float hi)
+/* Whether every triangle under node r lies within [lo, hi] on axis a. */
+static int subtree_within(const q_kdtree *tree, const q_kd_mesh *m, q_kd_ref r, int a, float lo, float hi)
 {
-    uint32_t stack[2 * Q_KD_MAX_DEPTH + 2];
+    q_kd_ref stack[2 * Q_KD_MAX_DEPTH + 2];
     int top = 0, ok = 1;
-    stack[top++] = i;
+    stack[top++] = r;
     while (top > 0) {
-        const q_kd_node *n = &tree->nodes[stack[--top]];
+        q_kd_ref n = stack[--top];
         if (!q_kd_is_leaf(n)) {
-            stack[top++] = q_kd_child(n);
-            stack[top++] = q_kd_child(n) + 1;
+            q_kd_children(tree, n, stack + top);
+            top += 2;
             continue;
         }
         for (uint32_t k = 0; k < q_kd_leaf_count(n); k++) {
-            uint32_t t = q_kd_leaf_triangle(n, (int)k);
+            uint32_t t = q_kd_leaf_triangle(tree, n, k);
             for (int v = 0; v < 3; v++) {
                 float x = m->positions[3 * m->indices32[3 * t + v] + a];
                 ok &= x >= lo && x <= hi;
@@ -88,37 +88,64 @@ static int subtree_within(const q_kdtree *tree, const q_kd_mesh *m, uint32_t i, 
     return ok;
 }
 
-/* Every triangle in exactly one leaf, at most 2 per leaf, bounded depth,
- * and each branch's (quantized) planes bound its children's triangles. */
+/* Every triangle in exactly one leaf, at most 2 per leaf, bounded depth
+ * (binary levels, walked through q_kd_ref, against tree.depth), each
+ * branch's (quantized) planes bound its children's triangles, and the quad
+ * layout is consistent: every quad node is reached once, its lanes lie
+ * within the word array and do not overlap, and words are all used. */
 static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
 {
     uint32_t ntri = m->triangle_count;
-    unsigned char *seen = calloc(ntri ? ntri : 1, 1);
-    int ok = tree->depth < Q_KD_MAX_DEPTH;
-    for (uint32_t i = 0; i < tree->node_count; i++) {
-        const q_kd_node *n = &tree->nodes[i];
+    unsigned char *seen = calloc(ntri ? ntri : 1, 1), *used = calloc(tree->word_count + 1, 1);
+    int ok = tree->depth < Q_KD_MAX_DEPTH && tree->word_count >= Q_KD_QUAD_WORDS;
+    typedef struct {
+        q_kd_ref r;
+        uint32_t depth;
+    } item;
+    item stack[2 * Q_KD_MAX_DEPTH + 2];
+    int top = 0;
+    uint32_t max_depth = 0, quads = 0;
+    stack[top++] = (item){q_kd_root(), 0};
+    while (top > 0 && ok) {
+        item it = stack[--top];
+        q_kd_ref n = it.r;
+        max_depth = it.depth > max_depth ? it.depth : max_depth;
+        uint32_t span = q_kd_is_leaf(n) ? q_kd_leaf_count(n) : n.kind == 4 ? Q_KD_QUAD_WORDS : 0;
+        ok &= n.word + span <= tree->word_count;
+        for (uint32_t k = 0; k < span && ok; k++) {
+            ok &= !used[n.word + k];
+            used[n.word + k] = 1;
+        }
+        quads += n.kind == 4;
         if (!q_kd_is_leaf(n)) {
-            uint32_t c = q_kd_child(n);
-            ok &= c + 1 < tree->node_count;
-            if (c + 1 < tree->node_count) {
-                int a = (int)(n->axis_index & 3u);
-                ok &= subtree_within(tree, m, c, a, -INFINITY, q_kdtree_plane(tree, n, 0));
-                ok &= subtree_within(tree, m, c + 1, a, q_kdtree_plane(tree, n, 1), INFINITY);
+            q_kd_ref c[2];
+            q_kd_children(tree, n, c);
+            int a = q_kd_axis(tree, n);
+            ok &= subtree_within(tree, m, c[0], a, -INFINITY, q_kdtree_plane(tree, n, 0));
+            ok &= subtree_within(tree, m, c[1], a, q_kdtree_plane(tree, n, 1), INFINITY);
+            ok &= top + 2 <= 2 * Q_KD_MAX_DEPTH + 2;
+            if (ok) {
+                stack[top++] = (item){c[0], it.depth + 1};
+                stack[top++] = (item){c[1], it.depth + 1};
             }
             continue;
         }
         uint32_t count = q_kd_leaf_count(n);
         ok &= count <= 2; /* empty leaves only under clip nodes */
         for (uint32_t k = 0; k < count; k++) {
-            uint32_t t = q_kd_leaf_triangle(n, (int)k);
+            uint32_t t = q_kd_leaf_triangle(tree, n, k);
             ok &= t < ntri && !seen[t];
             if (t < ntri)
                 seen[t] = 1;
         }
     }
+    ok &= max_depth == tree->depth && quads == tree->node_count;
     for (uint32_t t = 0; t < ntri; t++)
         ok &= seen[t];
+    for (uint32_t w = 0; w < tree->word_count; w++)
+        ok &= used[w];
     free(seen);
+    free(used);
     return ok;
 }
 
@@ -218,7 +245,7 @@ int main(void)
     float o[3] = {0, 0, 0}, d[3] = {1, 0, 0}, t;
     uint32_t tri;
     report("an empty mesh gives an empty tree that nothing hits",
-           q_kdtree_build(&empty, &none) && empty.node_count == 0 && !q_kdtree_raycast(&empty, &none, o, d, 10, &t, &tri));
+           q_kdtree_build(&empty, &none) && empty.word_count == 0 && !q_kdtree_raycast(&empty, &none, o, d, 10, &t, &tri));
     report("kD tree memory is returned", q_alloc_live_bytes() == 0);
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;
