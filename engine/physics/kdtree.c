@@ -554,25 +554,23 @@ static inline __attribute__((always_inline)) bool clip_to_bounds(const q_kdtree 
     return lo <= hi;
 }
 
-/* The first lane a quad node's segment enters, by (xn, xf, entered lanes):
- * index xn << 6 | xf << 4 | m (traverse_impl), value l | (6 + 6 l) << 2
- * (lane l and the shift of its field in the meta word), 0 when none is. */
-static const unsigned char first_lane[256] = {
+/* Lanes in visiting order, by the signs of the direction on the axes of a
+ * quad node's top branch, left child and right child (sx = 4 s0 + 2 sl + sr,
+ * 1 for negative): the near child's lanes first, near side first; lane k
+ * of the order in bits 2k. The near child is the right one when s0 is set,
+ * a child's near side its right one when its sign is set. */
+static const unsigned char visit_order[8] = {228, 180, 225, 177, 78, 75, 30, 27};
+/* The first lane in visiting order among the entered lanes m (a 4-bit
+ * mask), indexed sx << 4 | m: l | (6 + 6 l) << 2 (the lane and the shift of
+ * its field in the meta word), 0 when no lane is entered. */
+static const unsigned char first_lane[128] = {
     0, 24, 49, 24, 74, 24, 49, 24, 99, 24, 49, 24, 74, 24, 49, 24,
     0, 24, 49, 24, 74, 24, 49, 24, 99, 24, 49, 24, 99, 24, 49, 24,
-    0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24,
-    0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24, 0, 24, 49, 24,
     0, 24, 49, 49, 74, 24, 49, 49, 99, 24, 49, 49, 74, 24, 49, 49,
     0, 24, 49, 49, 74, 24, 49, 49, 99, 24, 49, 49, 99, 24, 49, 49,
-    0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49,
-    0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49, 0, 24, 49, 49,
-    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
-    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
     0, 24, 49, 24, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
-    0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
-    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
-    0, 0, 0, 0, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
     0, 24, 49, 24, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
+    0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
     0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
 };
 
@@ -692,21 +690,22 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
             }
             m &= nonempty;
 #endif
-            /* Lanes in visiting order: lane = k ^ x, x = 2 * (near child) +
-             * (near side of the child the lane belongs to). The first lane
-             * entered is taken next; the others are pushed far to near, each
-             * written and kept only when entered. */
-            uint32_t s0 = (sgn >> a0) & 1u, sl = (sgn >> al) & 1u, sr = (sgn >> ar) & 1u;
-            uint32_t xn = s0 ? 2u | sr : sl, xf = s0 ? 2u | sl : sr;
-            uint32_t first = first_lane[xn << 6 | xf << 4 | m];
+            /* The first lane entered is taken next; the others are pushed
+             * far to near, each written and kept only when entered. No
+             * branch on the signs: a direction's sign on a node's axis is a
+             * coin toss for the predictor. */
+            uint32_t sx = ((sgn >> a0) & 1u) << 2 | ((sgn >> al) & 1u) << 1 | ((sgn >> ar) & 1u);
+            uint32_t first = first_lane[sx << 4 | m];
             if (first) {
-                uint32_t l = first & 3u;
+                uint32_t l = first & 3u, order = visit_order[sx], rest = m & ~(1u << l);
+                uint32_t n1 = (order >> 2) & 3u, n2 = (order >> 4) & 3u, n3 = order >> 6;
                 ref = base4 + ((meta >> (first >> 2)) & 63u);
-                for (uint32_t k = 3; k > 0; k--) {
-                    uint32_t lk = k ^ (k < 2 ? xn : xf);
-                    stack[top] = (seg){base4 + q_kd_lane_ref(meta, lk), lo_t[lk], hi_t[lk]};
-                    top += (int)(((m >> lk) & 1u) & (lk != l));
-                }
+                stack[top] = (seg){base4 + q_kd_lane_ref(meta, n3), lo_t[n3], hi_t[n3]};
+                top += (int)((rest >> n3) & 1u);
+                stack[top] = (seg){base4 + q_kd_lane_ref(meta, n2), lo_t[n2], hi_t[n2]};
+                top += (int)((rest >> n2) & 1u);
+                stack[top] = (seg){base4 + q_kd_lane_ref(meta, n1), lo_t[n1], hi_t[n1]};
+                top += (int)((rest >> n1) & 1u);
                 smin = lo_t[l];
                 smax = hi_t[l];
                 continue;
