@@ -630,6 +630,16 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
         float off_left = (qb + widen - o[a]) * inv[a], off_right = (qb - widen - o[a]) * inv[a];
         /* Positive direction: a left side's plane bounds t from above, a
          * right side's from below; negative: the other way round. */
+#if defined(__SSE2__) && !defined(Q_KD_SCALAR)
+        /* As the loop below, in whole vectors (16-byte stores, which the
+         * quad nodes' 16-byte loads of these terms can forward from). */
+        __m128 up = _mm_castsi128_ps(_mm_xor_si128(_mm_setr_epi32(-1, -1, 0, 0), _mm_set1_epi32(-(int)neg)));
+        __m128 sv = _mm_set1_ps(scale), ov = _mm_setr_ps(off_left, off_left, off_right, off_right);
+        _mm_storeu_ps(rt.us[a], _mm_and_ps(up, sv));
+        _mm_storeu_ps(rt.uo[a], _mm_or_ps(_mm_and_ps(up, ov), _mm_andnot_ps(up, _mm_set1_ps(INFINITY))));
+        _mm_storeu_ps(rt.ls[a], _mm_andnot_ps(up, sv));
+        _mm_storeu_ps(rt.lo[a], _mm_or_ps(_mm_andnot_ps(up, ov), _mm_and_ps(up, _mm_set1_ps(-INFINITY))));
+#else
         for (int k = 0; k < 4; k++) {
             int right = k >> 1, upper = right ^ (int)!neg;
             float off = right ? off_right : off_left;
@@ -638,6 +648,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
             rt.ls[a][k] = upper ? 0.0f : scale;
             rt.lo[a][k] = upper ? -INFINITY : off;
         }
+#endif
     }
     float t0, t1;
     if (!clip_to_bounds(tree, o, d, inv, tmax, &t0, &t1))
