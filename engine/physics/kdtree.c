@@ -840,37 +840,48 @@ static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtr
     uint32_t stack[3 * (Q_KD_MAX_DEPTH / 2) + 8];
     int top = 0;
     size_t found = 0;
-    stack[top++] = Q_KD_LANE_QUAD;
-    while (top > 0) {
-        uint32_t ref = stack[--top], kind = ref & 3u;
-        const uint32_t *w = tree->words + (ref >> 2);
+    const uint32_t *words = tree->words;
+    uint32_t ref = Q_KD_LANE_QUAD; /* the root quad node */
+    for (;;) {
+        uint32_t kind = ref & 3u;
+        const uint32_t *w = words + (ref >> 2);
         if (kind == Q_KD_LANE_QUAD) {
-            uint32_t meta = w[3], base4 = (w[4] & Q_KD_BASE_MASK) << 2;
+            uint32_t meta = w[3], base = w[4] & Q_KD_BASE_MASK, base4 = base << 2;
+            __builtin_prefetch(words + base);
+            __builtin_prefetch(words + base + 16);
             uint32_t a0 = meta & 3u, al = (meta >> 2) & 3u, ar = (meta >> 4) & 3u;
             uint32_t top_l = (w[0] & 0xffffu) >= qlo[a0], top_r = (w[0] >> 16) <= qhi[a0];
             uint32_t m = (top_l & ((w[1] & 0xffffu) >= qlo[al])) | (top_l & ((w[1] >> 16) <= qhi[al])) << 1 |
                          (top_r & ((w[2] & 0xffffu) >= qlo[ar])) << 2 | (top_r & ((w[2] >> 16) <= qhi[ar])) << 3;
             m &= w[4] >> 28;
-            for (uint32_t k = 4; k-- > 0;) {
-                stack[top] = base4 + q_kd_lane_ref(meta, k);
-                top += (int)((m >> k) & 1u);
+            if (m) { /* the first lane next, the others pushed (each written, kept when entered) */
+                uint32_t rest = m & (m - 1u);
+                ref = base4 + q_kd_lane_ref(meta, (uint32_t)__builtin_ctz(m));
+                for (uint32_t k = 3; k > 0; k--) {
+                    stack[top] = base4 + q_kd_lane_ref(meta, k);
+                    top += (int)((rest >> k) & 1u);
+                }
+                continue;
             }
-            continue;
-        }
-        for (uint32_t k = 0; k < kind; k++) {
-            uint32_t tri = w[k];
-            float v[9];
-            load_triangle(mesh, fmt, tri, v);
-            bool overlap = true;
-            for (int a = 0; a < 3; a++)
-                overlap &= MAXF(v[a], MAXF(v[3 + a], v[6 + a])) >= min[a] &&
-                           MINF(v[a], MINF(v[3 + a], v[6 + a])) <= max[a];
-            if (overlap) {
-                if (found < cap)
-                    out[found] = tri;
-                found++;
+        } else {
+            for (uint32_t k = 0; k < kind; k++) {
+                uint32_t tri = w[k];
+                float v[9];
+                load_triangle(mesh, fmt, tri, v);
+                bool overlap = true;
+                for (int a = 0; a < 3; a++)
+                    overlap &= MAXF(v[a], MAXF(v[3 + a], v[6 + a])) >= min[a] &&
+                               MINF(v[a], MINF(v[3 + a], v[6 + a])) <= max[a];
+                if (overlap) {
+                    if (found < cap)
+                        out[found] = tri;
+                    found++;
+                }
             }
         }
+        if (top == 0)
+            break;
+        ref = stack[--top];
     }
     return found;
 }
