@@ -294,6 +294,21 @@ static inline __attribute__((always_inline)) void split_item(builder *b, q_kdtre
         memcpy(lo, it->blo, sizeof lo);
         memcpy(hi, it->bhi, sizeof hi);
     } else {
+#if defined(__SSE2__) && !defined(Q_KD_SCALAR)
+        /* The build's hottest loop: a triangle's box is 6 floats, min xyz
+         * then max xyz; the first four and the last four are two loads
+         * within it (same mins and maxes as the scalar loop). */
+        __m128 vlo = _mm_set1_ps(INFINITY), vhi = _mm_set1_ps(-INFINITY);
+        for (uint32_t i = it->begin; i < it->end; i++) {
+            const float *box = b->box + 6 * (size_t)b->tris[i];
+            vlo = _mm_min_ps(vlo, _mm_loadu_ps(box));
+            vhi = _mm_max_ps(vhi, _mm_loadu_ps(box + 2));
+        }
+        float l4[4], h4[4];
+        _mm_storeu_ps(l4, vlo);
+        _mm_storeu_ps(h4, vhi);
+        lo[0] = l4[0], lo[1] = l4[1], lo[2] = l4[2], hi[0] = h4[1], hi[1] = h4[2], hi[2] = h4[3];
+#else
         /* Bounds in scalars (kept in registers: as arrays indexed in a loop
          * they went through memory, the build's hottest loop). */
         float lx = INFINITY, ly = INFINITY, lz = INFINITY, hx = -INFINITY, hy = -INFINITY, hz = -INFINITY;
@@ -303,6 +318,7 @@ static inline __attribute__((always_inline)) void split_item(builder *b, q_kdtre
             hx = MAXF(hx, box[3]), hy = MAXF(hy, box[4]), hz = MAXF(hz, box[5]);
         }
         lo[0] = lx, lo[1] = ly, lo[2] = lz, hi[0] = hx, hi[1] = hy, hi[2] = hz;
+#endif
     }
     /* Depth stays under Q_KD_MAX_DEPTH: every split leaves at most 3/4 of
      * the triangles on a side, (4/3)^64 > 2^24, and clip nodes at most
