@@ -152,19 +152,42 @@ static bool sah_split(builder *b, uint32_t begin, uint32_t end, int axis, const 
 {
     uint32_t *restrict tris = b->tris, *restrict aux = b->aux;
     const float *restrict mid = b->mid, *restrict box = b->box;
-    uint32_t count = end - begin, bn[SAH_BINS] = {0};
-    float bmax[SAH_BINS], bmin[SAH_BINS];
+    uint32_t count = end - begin, bn[SAH_BINS] = {0}, bn2[SAH_BINS] = {0};
+    float bmax[SAH_BINS], bmin[SAH_BINS], bmax2[SAH_BINS], bmin2[SAH_BINS];
     for (int k = 0; k < SAH_BINS; k++)
-        bmax[k] = -INFINITY, bmin[k] = INFINITY;
+        bmax[k] = bmax2[k] = -INFINITY, bmin[k] = bmin2[k] = INFINITY;
     float base = lo[axis], scale = (float)SAH_BINS / (hi[axis] - lo[axis]);
-    for (uint32_t i = begin; i < end; i++) {
-        uint32_t t = tris[i];
+    /* Two sets of bins, for even and odd positions: neighbouring triangles
+     * (in space, so in this order) tend to fall in the same bin, and each
+     * update of a bin waits for the previous one (region builds 5% faster). */
+    uint32_t p = begin;
+    for (; p + 1 < end; p += 2) {
+        uint32_t t = tris[p], u = tris[p + 1];
+        int k = (int)((mid[3 * t + axis] - base) * scale), j = (int)((mid[3 * u + axis] - base) * scale);
+        k = k < 0 ? 0 : k > SAH_BINS - 1 ? SAH_BINS - 1 : k;
+        j = j < 0 ? 0 : j > SAH_BINS - 1 ? SAH_BINS - 1 : j;
+        aux[p - begin] = (uint32_t)k; /* for the partition */
+        aux[p + 1 - begin] = (uint32_t)j;
+        bn[k]++;
+        bn2[j]++;
+        bmax[k] = MAXF(bmax[k], box[6 * t + 3 + axis]);
+        bmin[k] = MINF(bmin[k], box[6 * t + axis]);
+        bmax2[j] = MAXF(bmax2[j], box[6 * u + 3 + axis]);
+        bmin2[j] = MINF(bmin2[j], box[6 * u + axis]);
+    }
+    for (; p < end; p++) {
+        uint32_t t = tris[p];
         int k = (int)((mid[3 * t + axis] - base) * scale);
         k = k < 0 ? 0 : k > SAH_BINS - 1 ? SAH_BINS - 1 : k;
-        aux[i - begin] = (uint32_t)k; /* for the partition */
+        aux[p - begin] = (uint32_t)k;
         bn[k]++;
         bmax[k] = MAXF(bmax[k], box[6 * t + 3 + axis]);
         bmin[k] = MINF(bmin[k], box[6 * t + axis]);
+    }
+    for (int k = 0; k < SAH_BINS; k++) {
+        bn[k] += bn2[k];
+        bmax[k] = MAXF(bmax[k], bmax2[k]);
+        bmin[k] = MINF(bmin[k], bmin2[k]);
     }
     int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
     float e1 = hi[a1] - lo[a1], e2 = hi[a2] - lo[a2];
