@@ -707,7 +707,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
     float smin = t0, smax = t1;
     for (;;) {
         uint32_t kind = ref & 3u;
-        const uint32_t *w = words + (ref >> 2);
+        const uint32_t *w = (const uint32_t *)((const unsigned char *)words + (ref & ~3u)); /* ref: byte offset | kind */
         if (kind == Q_KD_LANE_QUAD) {
             uint32_t meta = w[3], base4 = (w[4] & Q_KD_BASE_MASK) << 2, nonempty = w[4] >> 28;
             __builtin_prefetch(words + (base4 >> 2));
