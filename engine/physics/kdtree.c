@@ -1,5 +1,7 @@
-/* Loose kD tree: see kdtree.h. Built with an explicit work stack; queries use
- * fixed-size stacks bounded by Q_KD_MAX_DEPTH. */
+/* Loose kD tree: see kdtree.h. Built with an explicit work stack, a quad
+ * node (a branch, its two children and its grandchildren's storage) at a
+ * time; queries use fixed-size stacks bounded by Q_KD_MAX_DEPTH (a quad node
+ * pushes at most three lanes and is two levels deep). */
 #include "physics/kdtree.h"
 
 #include "core/alloc.h"
