@@ -62,6 +62,11 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->previous_keys);
     q_array_free(&b->colour_masks);
     q_array_free(&b->solve_order);
+    q_array_free(&b->solver_bodies);
+    q_array_free(&b->solver_index);
+    q_array_free(&b->solver_of);
+    q_array_free(&b->solver_constraints);
+    q_array_free(&b->solver_points);
     q_array_free(&b->pair_manifolds);
     q_array_free(&b->pair_counts);
     q_array_free(&b->terrain_scratch);
@@ -821,7 +826,11 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
               b->least.capacity * sizeof(double) + b->previous_keys.capacity * sizeof(q_key_index) +
-              (b->colour_masks.capacity + b->solve_order.capacity) * sizeof(uint32_t);
+              (b->colour_masks.capacity + b->solve_order.capacity + b->solver_index.capacity + b->solver_of.capacity) *
+                  sizeof(uint32_t) +
+              b->solver_bodies.capacity * sizeof(q_solver_body) +
+              b->solver_constraints.capacity * sizeof(q_solver_constraint) +
+              b->solver_points.capacity * sizeof(q_solver_point);
     for (size_t i = 0; i < b->bodies.count; i++)
         s.bytes += b->bodies.data[i].sample_count * sizeof *b->bodies.data[i].samples;
     s.ms_broadphase = b->ms_broadphase;

@@ -69,7 +69,6 @@ typedef struct q_contact {
     double ra[3], rb[3];     /* anchors from the centres of mass, world axes at step start */
     double rb_local[3], ra_local[3]; /* the same in the bodies' frames, to follow rotation */
     double separation;       /* at step start, minus the anchors' normal offset */
-    q_row rows[3];           /* normal, t1, t2 */
     double normal_impulse, tangent_impulse[2], max_normal_impulse;
     double relative_velocity; /* normal velocity at step start (< 0 approaching) */
     double total_normal_impulse; /* over the step's substeps */
@@ -112,6 +111,36 @@ typedef struct q_key_index {
     uint32_t index;
 } q_key_index;
 
+/* The solver's own copies for one step (solver.c), laid out for its passes:
+ * the moving bodies' state in one compact array (entry 0 is the immovable
+ * ground: zero velocity, no inverse mass), and the constraints with their
+ * points in solve order, so that a pass reads memory front to back. The
+ * impulses go back to the q_constraint points after the solve. */
+typedef struct q_solver_body {
+    double v[3], w[3];
+    double x[3], x0[3], q[4];
+    double inv_inertia[9];
+    double inv_mass;
+    uint32_t slot;
+} q_solver_body;
+
+typedef struct q_solver_point {
+    double anchor_a[3], anchor_b[3]; /* in the body's frame where it turns with it, else world */
+    double separation;
+    q_row rows[3];           /* normal, t1, t2 */
+    double normal_impulse, tangent_impulse[2], max_normal_impulse, total_normal_impulse;
+} q_solver_point;
+
+typedef struct q_solver_constraint {
+    uint32_t a, b;           /* q_solver_body indices (0: immovable) */
+    uint32_t first, source;  /* first point in the solver's points; index in constraints */
+    uint32_t count;
+    bool turn_a, turn_b;     /* anchors follow the side's rotation */
+    bool one_sided;          /* against an immovable side: the stiffer softness */
+    double normal[3], t1[3], t2[3];
+    double friction;
+} q_solver_constraint;
+
 /* Constraints are solved colour by colour: no two constraints of one colour
  * share a moving body, so a colour's constraints can be solved at once on
  * several threads, and the result is the same on any number of them.
@@ -140,6 +169,11 @@ struct q_bodies {
     Q_ARRAY(uint32_t) colour_masks;   /* per body slot: colours it is in (solve scratch) */
     Q_ARRAY(uint32_t) solve_order;    /* constraint indices by colour */
     uint32_t colour_start[Q_COLOURS + 2]; /* colour c: solve_order[start[c], start[c + 1]) */
+    Q_ARRAY(q_solver_body) solver_bodies;
+    Q_ARRAY(uint32_t) solver_index;   /* per body slot: its q_solver_body (0: immovable) */
+    Q_ARRAY(q_solver_constraint) solver_constraints; /* in solve order */
+    Q_ARRAY(uint32_t) solver_of;      /* per constraint: its q_solver_constraint */
+    Q_ARRAY(q_solver_point) solver_points;
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */

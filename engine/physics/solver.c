@@ -153,8 +153,8 @@ static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 /* Fills a row for direction d at anchors ra (on A) and rb (on B). */
-static void make_row(const q_body *A, const q_body *B, const double ra[3], const double rb[3], const double d[3],
-                     q_row *row)
+static void make_row(const q_solver_body *A, const q_solver_body *B, const double ra[3], const double rb[3],
+                     const double d[3], q_row *row)
 {
     v3_cross(row->ja, ra, d);
     v3_cross(row->jb, rb, d);
@@ -164,30 +164,38 @@ static void make_row(const q_body *A, const q_body *B, const double ra[3], const
     row->mass = k > 0 ? 1 / k : 0;
 }
 
-/* Relative velocity of B against A at the point along the row's direction. */
-static inline double row_velocity(const q_body *A, const q_body *B, const q_row *row, const double d[3])
+/* Relative velocity of B against A at the point along the row's direction,
+ * from the sides' linear and angular velocities. */
+static inline double row_speed(const double va[3], const double wa[3], const double vb[3], const double wb[3],
+                               const q_row *row, const double d[3])
 {
-    return (B->v[0] - A->v[0]) * d[0] + (B->v[1] - A->v[1]) * d[1] + (B->v[2] - A->v[2]) * d[2] +
-           v3_dot(B->w, row->jb) - v3_dot(A->w, row->ja);
+    return (vb[0] - va[0]) * d[0] + (vb[1] - va[1]) * d[1] + (vb[2] - va[2]) * d[2] + v3_dot(wb, row->jb) -
+           v3_dot(wa, row->ja);
 }
 
-/* An impulse P along the row's direction: -P on A, +P on B. */
-static inline void row_apply(const q_constraint *c, q_body *A, q_body *B, const q_row *row, const double d[3],
-                             double P)
+static inline double row_velocity(const q_body *A, const q_body *B, const q_row *row, const double d[3])
 {
-    if (c->a_moves) {
-        double m = A->inv_mass * P;
-        for (int i = 0; i < 3; i++) {
-            A->v[i] -= m * d[i];
-            A->w[i] -= P * row->ia[i];
-        }
+    return row_speed(A->v, A->w, B->v, B->w, row, d);
+}
+
+/* An impulse P along the row's direction on one side (sign -1 for A, +1
+ * for B): velocity by inv_mass P d, angular velocity by P times the row's
+ * inverse-inertia arm. */
+static inline void push_a(double v[3], double w[3], double inv_mass, const double arm[3], const double d[3], double P)
+{
+    double m = inv_mass * P;
+    for (int i = 0; i < 3; i++) {
+        v[i] -= m * d[i];
+        w[i] -= P * arm[i];
     }
-    if (c->b_moves) {
-        double m = B->inv_mass * P;
-        for (int i = 0; i < 3; i++) {
-            B->v[i] += m * d[i];
-            B->w[i] += P * row->ib[i];
-        }
+}
+
+static inline void push_b(double v[3], double w[3], double inv_mass, const double arm[3], const double d[3], double P)
+{
+    double m = inv_mass * P;
+    for (int i = 0; i < 3; i++) {
+        v[i] += m * d[i];
+        w[i] += P * arm[i];
     }
 }
 
@@ -265,10 +273,10 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
         double d[3];
         v3_sub(d, p->rb, p->ra);
         p->separation = mp->separation - v3_dot(d, c->normal);
-        make_row(A, B, p->ra, p->rb, c->normal, &p->rows[0]);
-        make_row(A, B, p->ra, p->rb, c->t1, &p->rows[1]);
-        make_row(A, B, p->ra, p->rb, c->t2, &p->rows[2]);
-        p->relative_velocity = row_velocity(A, B, &p->rows[0], c->normal);
+        q_row normal; /* its arms; the solver makes the rows (prepare_solver) */
+        v3_cross(normal.ja, p->ra, c->normal);
+        v3_cross(normal.jb, p->rb, c->normal);
+        p->relative_velocity = row_velocity(A, B, &normal, c->normal);
         const q_contact *match = prev ? previous_point(prev, p, match_distance) : NULL;
         if (match) {
             p->normal_impulse = match->normal_impulse;
@@ -467,96 +475,98 @@ static softness make_softness(double hertz, double zeta, double h)
     return (softness){omega / a1, a2 * a3, a3};
 }
 
-static void warm_start(q_bodies *b, q_constraint *c)
+/* The solver's view of one step: compact copies (bodies_internal.h,
+ * q_solver_body) made by prepare_solver and copied back by finish_solver. */
+typedef struct solve_ctx {
+    q_bodies *b;
+    q_solver_body *bodies;
+    q_solver_constraint *constraints;
+    q_solver_point *points;
+    softness soft[2];
+    double h, inv_h;
+} solve_ctx;
+
+static inline void apply(q_solver_body *A, q_solver_body *B, const q_solver_constraint *c, const q_row *row,
+                         const double d[3], double P)
 {
-    q_body *A = side(b, c->a), *B = side(b, c->b);
+    if (c->a)
+        push_a(A->v, A->w, A->inv_mass, row->ia, d, P);
+    if (c->b)
+        push_b(B->v, B->w, B->inv_mass, row->ib, d, P);
+}
+
+static void warm_start(const solve_ctx *s, const q_solver_constraint *c)
+{
+    q_solver_body *A = &s->bodies[c->a], *B = &s->bodies[c->b];
     for (uint32_t k = 0; k < c->count; k++) {
-        const q_contact *p = &c->points[k];
-        row_apply(c, A, B, &p->rows[0], c->normal, p->normal_impulse);
-        row_apply(c, A, B, &p->rows[1], c->t1, p->tangent_impulse[0]);
-        row_apply(c, A, B, &p->rows[2], c->t2, p->tangent_impulse[1]);
+        const q_solver_point *p = &s->points[c->first + k];
+        apply(A, B, c, &p->rows[0], c->normal, p->normal_impulse);
+        apply(A, B, c, &p->rows[1], c->t1, p->tangent_impulse[0]);
+        apply(A, B, c, &p->rows[2], c->t2, p->tangent_impulse[1]);
     }
 }
 
 /* Current separation of a point: the step-start value moved with the
- * bodies' displacement and rotation since. */
-static double current_separation(const q_body *A, const q_body *B, const q_constraint *c, const q_contact *p)
+ * bodies' displacement and rotation since (the ground entry stays at 0). */
+static double current_separation(const q_solver_body *A, const q_solver_body *B, const q_solver_constraint *c,
+                                 const q_solver_point *p)
 {
     double pa[3], pb[3], d[3];
-    if (c->round_a || !c->a_moves)
-        v3_copy(pa, p->ra); /* an immovable side is the resting ground body: no turn */
+    if (c->turn_a)
+        quat_rotate(A->q, p->anchor_a, pa);
     else
-        quat_rotate(A->q, p->ra_local, pa);
-    if (c->round_b || !c->b_moves)
-        v3_copy(pb, p->rb);
+        v3_copy(pa, p->anchor_a);
+    if (c->turn_b)
+        quat_rotate(B->q, p->anchor_b, pb);
     else
-        quat_rotate(B->q, p->rb_local, pb);
+        v3_copy(pb, p->anchor_b);
     for (int i = 0; i < 3; i++)
         d[i] = (B->x[i] - B->x0[i]) - (A->x[i] - A->x0[i]) + pb[i] - pa[i];
     return v3_dot(d, c->normal) + p->separation;
 }
 
-static void solve_constraint(q_bodies *b, q_constraint *c, const softness soft[2], double inv_h, bool use_bias,
-                             bool forward)
+static void solve_constraint(const solve_ctx *s, const q_solver_constraint *c, bool use_bias, bool forward)
 {
-    q_body *A = side(b, c->a), *B = side(b, c->b);
-    softness sf = soft[!(c->a_moves && c->b_moves)];
+    q_solver_body *A = &s->bodies[c->a], *B = &s->bodies[c->b];
+    softness sf = s->soft[c->one_sided];
+    q_solver_point *points = &s->points[c->first];
     /* Gauss-Seidel over the points favours the first one solved; the relax
      * pass runs them backwards so a flat face's points pull evenly. */
     for (uint32_t i = 0; i < c->count; i++) {
-        q_contact *p = &c->points[forward ? i : c->count - 1 - i];
-        double s = current_separation(A, B, c, p);
+        q_solver_point *p = &points[forward ? i : c->count - 1 - i];
+        double sep = current_separation(A, B, c, p);
         double bias = 0, mass_scale = 1, impulse_scale = 0;
-        if (s > 0) {
-            bias = s * inv_h; /* speculative: may close the gap, no more */
+        if (sep > 0) {
+            bias = sep * s->inv_h; /* speculative: may close the gap, no more */
         } else if (use_bias) {
-            bias = dmax(sf.bias_rate * s, -MAX_PUSH_SPEED);
+            bias = dmax(sf.bias_rate * sep, -MAX_PUSH_SPEED);
             mass_scale = sf.mass_scale;
             impulse_scale = sf.impulse_scale;
         }
-        double vn = row_velocity(A, B, &p->rows[0], c->normal);
+        double vn = row_speed(A->v, A->w, B->v, B->w, &p->rows[0], c->normal);
         double impulse = -p->rows[0].mass * mass_scale * (vn + bias) - impulse_scale * p->normal_impulse;
         double next = dmax(p->normal_impulse + impulse, 0);
         impulse = next - p->normal_impulse;
         p->normal_impulse = next;
         p->max_normal_impulse = dmax(p->max_normal_impulse, impulse);
-        row_apply(c, A, B, &p->rows[0], c->normal, impulse);
+        apply(A, B, c, &p->rows[0], c->normal, impulse);
     }
     for (uint32_t i = 0; i < c->count; i++) {
-        q_contact *p = &c->points[forward ? i : c->count - 1 - i];
+        q_solver_point *p = &points[forward ? i : c->count - 1 - i];
         double limit = c->friction * p->normal_impulse;
         for (int t = 0; t < 2; t++) {
             const double *dir = t == 0 ? c->t1 : c->t2;
             const q_row *row = &p->rows[1 + t];
-            double impulse = -row->mass * row_velocity(A, B, row, dir);
+            double impulse = -row->mass * row_speed(A->v, A->w, B->v, B->w, row, dir);
             double next = dmax(-limit, dmin(limit, p->tangent_impulse[t] + impulse));
             impulse = next - p->tangent_impulse[t];
             p->tangent_impulse[t] = next;
-            row_apply(c, A, B, row, dir, impulse);
+            apply(A, B, c, row, dir, impulse);
         }
     }
 }
 
 static void emit_events(q_bodies *b);
-
-static void restitution(q_bodies *b, q_constraint *c)
-{
-    if (c->restitution == 0)
-        return;
-    q_body *A = side(b, c->a), *B = side(b, c->b);
-    for (uint32_t k = 0; k < c->count; k++) {
-        q_contact *p = &c->points[k];
-        if (p->relative_velocity > -Q_RESTITUTION_SPEED || p->max_normal_impulse == 0)
-            continue;
-        double vn = row_velocity(A, B, &p->rows[0], c->normal);
-        double impulse = -p->rows[0].mass * (vn + c->restitution * p->relative_velocity);
-        double next = dmax(p->normal_impulse + impulse, 0);
-        impulse = next - p->normal_impulse;
-        p->normal_impulse = next;
-        p->total_normal_impulse += impulse;
-        row_apply(c, A, B, &p->rows[0], c->normal, impulse);
-    }
-}
 
 /* A brittle body whose contact impulse beat its strength: one entry per
  * body, the strongest contact's. */
@@ -601,16 +611,16 @@ static void clamp_speed(double v[3])
         v3_scale(v, u, Q_BODY_MAX_SPEED / v3_len(u));
 }
 
-static void integrate_velocities(q_bodies *b, size_t lo, size_t hi, double h)
+static void integrate_velocities(const solve_ctx *s, size_t lo, size_t hi)
 {
+    double h = s->h;
     for (size_t i = lo; i < hi; i++) {
-        q_body *o = &b->bodies.data[i];
-        if (!moving(o))
-            continue;
+        q_solver_body *o = &s->bodies[i];
+        const q_body *body = &s->b->bodies.data[o->slot];
         double dw[3], f[3], t[3];
-        v3_add(f, o->force, o->water_force);
-        v3_add(t, o->torque, o->water_torque);
-        v3_madd(o->v, b->gravity, h);
+        v3_add(f, body->force, body->water_force);
+        v3_add(t, body->torque, body->water_torque);
+        v3_madd(o->v, s->b->gravity, h);
         v3_madd(o->v, f, h * o->inv_mass);
         m3_mul_v(o->inv_inertia, t, dw);
         v3_madd(o->w, dw, h);
@@ -619,12 +629,11 @@ static void integrate_velocities(q_bodies *b, size_t lo, size_t hi, double h)
     }
 }
 
-static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
+static void integrate_positions(const solve_ctx *s, size_t lo, size_t hi)
 {
+    double h = s->h;
     for (size_t i = lo; i < hi; i++) {
-        q_body *o = &b->bodies.data[i];
-        if (!moving(o))
-            continue;
+        q_solver_body *o = &s->bodies[i];
         /* At most a quarter turn per substep: beyond it the linearised
          * rotation below is meaningless. */
         double wl = v3_len(o->w);
@@ -638,7 +647,7 @@ static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
         quat_normalize(o->q);
         double r[9];
         quat_to_mat(o->q, r);
-        m3_rotate(r, o->inv_inertia_local, o->inv_inertia);
+        m3_rotate(r, s->b->bodies.data[o->slot].inv_inertia_local, o->inv_inertia);
     }
 }
 
@@ -696,12 +705,6 @@ static bool colour_constraints(q_bodies *b)
     return true;
 }
 
-typedef struct solve_ctx {
-    q_bodies *b;
-    softness soft[2];
-    double h, inv_h;
-} solve_ctx;
-
 enum { PASS_WARM, PASS_SOLVE, PASS_RELAX };
 
 /* This thread's share [lo, hi) of n items. */
@@ -714,12 +717,11 @@ static void share(const q_team *t, size_t n, size_t *lo, size_t *hi)
 
 /* One pass over the constraints, colour by colour (in reverse when not
  * forward): the threads split each colour and meet after it. The last
- * group (no colour) is solved by thread 0 alone, in the pass's direction. */
+ * group (no colour) is solved by thread 0 alone, in the pass's direction.
+ * The solver's constraints are stored in this order. */
 static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
 {
-    q_bodies *b = s->b;
-    q_constraint *cs = b->constraints.data;
-    const uint32_t *order = b->solve_order.data;
+    const q_bodies *b = s->b;
     for (int k = 0; k <= Q_COLOURS; k++) {
         int colour = forward ? k : Q_COLOURS - k;
         size_t first = b->colour_start[colour], end = b->colour_start[colour + 1], lo = first, hi = end;
@@ -733,15 +735,15 @@ static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
             lo = hi = 0;
         }
         for (size_t j = lo; j < hi; j++) {
-            q_constraint *c = &cs[order[forward ? j : lo + hi - 1 - j]];
+            const q_solver_constraint *c = &s->constraints[forward ? j : lo + hi - 1 - j];
             if (pass == PASS_WARM) {
-                warm_start(b, c);
+                warm_start(s, c);
             } else if (pass == PASS_SOLVE) {
-                solve_constraint(b, c, s->soft, s->inv_h, true, forward);
+                solve_constraint(s, c, true, forward);
             } else {
-                solve_constraint(b, c, s->soft, s->inv_h, false, forward);
+                solve_constraint(s, c, false, forward);
                 for (uint32_t p = 0; p < c->count; p++)
-                    c->points[p].total_normal_impulse += c->points[p].normal_impulse;
+                    s->points[c->first + p].total_normal_impulse += s->points[c->first + p].normal_impulse;
             }
         }
         q_team_sync(t);
@@ -751,11 +753,13 @@ static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
 static void solve_team(void *ctx, q_team *t)
 {
     const solve_ctx *s = ctx;
-    q_bodies *b = s->b;
     size_t lo, hi;
-    share(t, b->bodies.count, &lo, &hi);
-    for (int sub = 0; sub < b->substeps; sub++) {
-        integrate_velocities(b, lo, hi, s->h);
+    /* entry 0 is the ground, which does not move */
+    share(t, s->b->solver_bodies.count - 1, &lo, &hi);
+    lo++;
+    hi++;
+    for (int sub = 0; sub < s->b->substeps; sub++) {
+        integrate_velocities(s, lo, hi);
         q_team_sync(t);
         run_pass(s, t, PASS_WARM, true);
         /* Gauss-Seidel favours what it solves first; the solve and relax
@@ -764,9 +768,143 @@ static void solve_team(void *ctx, q_team *t)
          * when every pass ran the same way). */
         bool forward = (sub & 1) == 0;
         run_pass(s, t, PASS_SOLVE, forward);
-        integrate_positions(b, lo, hi, s->h);
+        integrate_positions(s, lo, hi);
         q_team_sync(t);
         run_pass(s, t, PASS_RELAX, !forward);
+    }
+}
+
+/* After the substeps, points that approached faster than
+ * Q_RESTITUTION_SPEED and pushed get the bounce their material asks for;
+ * constraints in the narrowphase's order. */
+static void restitution(const solve_ctx *s)
+{
+    const q_bodies *b = s->b;
+    for (size_t i = 0; i < b->constraints.count; i++) {
+        const q_constraint *c = &b->constraints.data[i];
+        if (c->restitution == 0)
+            continue;
+        const q_solver_constraint *d = &s->constraints[b->solver_of.data[i]];
+        q_solver_body *A = &s->bodies[d->a], *B = &s->bodies[d->b];
+        for (uint32_t k = 0; k < c->count; k++) {
+            const q_contact *cp = &c->points[k];
+            q_solver_point *p = &s->points[d->first + k];
+            if (cp->relative_velocity > -Q_RESTITUTION_SPEED || p->max_normal_impulse == 0)
+                continue;
+            double vn = row_speed(A->v, A->w, B->v, B->w, &p->rows[0], c->normal);
+            double impulse = -p->rows[0].mass * (vn + c->restitution * cp->relative_velocity);
+            double next = dmax(p->normal_impulse + impulse, 0);
+            impulse = next - p->normal_impulse;
+            p->normal_impulse = next;
+            p->total_normal_impulse += impulse;
+            apply(A, B, d, &p->rows[0], c->normal, impulse);
+        }
+    }
+}
+
+/* Copies what the passes read into the solver's arrays: the moving bodies
+ * (entry 0 the ground), then the constraints and their points in solve
+ * order. False when out of memory. */
+static bool prepare_solver(q_bodies *b, solve_ctx *s)
+{
+    size_t nb = b->bodies.count, nc = b->constraints.count, np = 0, nm = 0;
+    for (size_t i = 0; i < nc; i++)
+        np += b->constraints.data[i].count;
+    for (size_t i = 0; i < nb; i++)
+        nm += moving(&b->bodies.data[i]);
+    if (!q_array_reserve(&b->solver_index, nb) || !q_array_reserve(&b->solver_bodies, nm + 1) ||
+        !q_array_reserve(&b->solver_constraints, nc) || !q_array_reserve(&b->solver_of, nc) ||
+        !q_array_reserve(&b->solver_points, np))
+        return false;
+    q_solver_body *sb = b->solver_bodies.data;
+    memset(&sb[0], 0, sizeof sb[0]);
+    sb[0].q[3] = 1;
+    size_t count = 1;
+    for (size_t i = 0; i < nb; i++) {
+        const q_body *o = &b->bodies.data[i];
+        b->solver_index.data[i] = 0;
+        if (!moving(o))
+            continue;
+        q_solver_body *e = &sb[count];
+        v3_copy(e->v, o->v);
+        v3_copy(e->w, o->w);
+        v3_copy(e->x, o->x);
+        v3_copy(e->x0, o->x0);
+        memcpy(e->q, o->q, sizeof e->q);
+        memcpy(e->inv_inertia, o->inv_inertia, sizeof e->inv_inertia);
+        e->inv_mass = o->inv_mass;
+        e->slot = (uint32_t)i;
+        b->solver_index.data[i] = (uint32_t)count++;
+    }
+    b->solver_bodies.count = count;
+    uint32_t first = 0;
+    for (size_t j = 0; j < nc; j++) {
+        uint32_t ci = b->solve_order.data[j];
+        const q_constraint *c = &b->constraints.data[ci];
+        q_solver_constraint *d = &b->solver_constraints.data[j];
+        d->a = c->a_moves ? b->solver_index.data[c->a] : 0;
+        d->b = c->b_moves ? b->solver_index.data[c->b] : 0;
+        d->first = first;
+        d->source = ci;
+        b->solver_of.data[ci] = (uint32_t)j;
+        d->count = c->count;
+        d->turn_a = !c->round_a && c->a_moves;
+        d->turn_b = !c->round_b && c->b_moves;
+        d->one_sided = !(c->a_moves && c->b_moves);
+        v3_copy(d->normal, c->normal);
+        v3_copy(d->t1, c->t1);
+        v3_copy(d->t2, c->t2);
+        d->friction = c->friction;
+        for (uint32_t k = 0; k < c->count; k++) {
+            const q_contact *p = &c->points[k];
+            q_solver_point *q = &b->solver_points.data[first + k];
+            v3_copy(q->anchor_a, d->turn_a ? p->ra_local : p->ra);
+            v3_copy(q->anchor_b, d->turn_b ? p->rb_local : p->rb);
+            q->separation = p->separation;
+            const q_solver_body *A = &sb[d->a], *B = &sb[d->b];
+            make_row(A, B, p->ra, p->rb, c->normal, &q->rows[0]);
+            make_row(A, B, p->ra, p->rb, c->t1, &q->rows[1]);
+            make_row(A, B, p->ra, p->rb, c->t2, &q->rows[2]);
+            q->normal_impulse = p->normal_impulse;
+            q->tangent_impulse[0] = p->tangent_impulse[0];
+            q->tangent_impulse[1] = p->tangent_impulse[1];
+            q->max_normal_impulse = p->max_normal_impulse;
+            q->total_normal_impulse = p->total_normal_impulse;
+        }
+        first += c->count;
+    }
+    b->solver_constraints.count = nc;
+    b->solver_points.count = np;
+    s->bodies = sb;
+    s->constraints = b->solver_constraints.data;
+    s->points = b->solver_points.data;
+    return true;
+}
+
+/* The solved state back into the bodies and the constraints' points. */
+static void finish_solver(q_bodies *b)
+{
+    for (size_t i = 1; i < b->solver_bodies.count; i++) {
+        const q_solver_body *e = &b->solver_bodies.data[i];
+        q_body *o = &b->bodies.data[e->slot];
+        v3_copy(o->v, e->v);
+        v3_copy(o->w, e->w);
+        v3_copy(o->x, e->x);
+        memcpy(o->q, e->q, sizeof o->q);
+        memcpy(o->inv_inertia, e->inv_inertia, sizeof o->inv_inertia);
+    }
+    for (size_t j = 0; j < b->solver_constraints.count; j++) {
+        const q_solver_constraint *d = &b->solver_constraints.data[j];
+        q_constraint *c = &b->constraints.data[d->source];
+        for (uint32_t k = 0; k < d->count; k++) {
+            const q_solver_point *q = &b->solver_points.data[d->first + k];
+            q_contact *p = &c->points[k];
+            p->normal_impulse = q->normal_impulse;
+            p->tangent_impulse[0] = q->tangent_impulse[0];
+            p->tangent_impulse[1] = q->tangent_impulse[1];
+            p->max_normal_impulse = q->max_normal_impulse;
+            p->total_normal_impulse = q->total_normal_impulse;
+        }
     }
 }
 
@@ -786,18 +924,21 @@ void q_bodies_solve(q_bodies *b, double dt)
     /* [0] between moving bodies, [1] against an immovable side; never
      * stiffer than a quarter of the substep rate. */
     solve_ctx s = {b,
+                   NULL,
+                   NULL,
+                   NULL,
                    {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
                     make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)},
                    h,
                    inv_h};
-    if (!colour_constraints(b)) {
-        /* out of memory: one group, in constraint order, one thread */
+    if (!colour_constraints(b) || !prepare_solver(b, &s)) {
+        /* out of memory: no contacts this step, and bodies keep their state */
         b->constraints.count = 0;
-        memset(b->colour_start, 0, sizeof b->colour_start);
+        return;
     }
     q_jobs_team(b->constraints.count >= Q_PARALLEL_SOLVE ? b->jobs : NULL, solve_team, &s);
-    for (size_t i = 0; i < b->constraints.count; i++)
-        restitution(b, &b->constraints.data[i]);
+    restitution(&s);
+    finish_solver(b);
     emit_events(b);
 }
 
