@@ -64,6 +64,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->solve_order);
     q_array_free(&b->solver_bodies);
     q_array_free(&b->solver_index);
+    q_array_free(&b->sweep);
     q_array_free(&b->solver_of);
     q_array_free(&b->solver_constraints);
     q_array_free(&b->solver_points);
@@ -828,7 +829,7 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->least.capacity * sizeof(double) + b->previous_keys.capacity * sizeof(q_key_index) +
               (b->colour_masks.capacity + b->solve_order.capacity + b->solver_index.capacity + b->solver_of.capacity) *
                   sizeof(uint32_t) +
-              b->solver_bodies.capacity * sizeof(q_solver_body) +
+              b->solver_bodies.capacity * sizeof(q_solver_body) + b->sweep.capacity * sizeof(q_sweep_box) +
               b->solver_constraints.capacity * sizeof(q_solver_constraint) +
               b->solver_points.capacity * sizeof(q_solver_point);
     for (size_t i = 0; i < b->bodies.count; i++)

@@ -101,6 +101,12 @@ typedef struct q_constraint {
 } q_constraint;
 #define Q_TERRAIN UINT32_MAX
 
+/* A body's bounds grown by its margin, for sweep and prune. */
+typedef struct q_sweep_box {
+    double min[3], max[3];
+    uint32_t slot;
+} q_sweep_box;
+
 typedef struct q_pair {
     uint32_t a, b;
 } q_pair;
@@ -161,7 +167,8 @@ struct q_bodies {
     uint64_t terrain_version;
 
     /* step data */
-    Q_ARRAY(uint32_t) order;          /* SAP order */
+    Q_ARRAY(uint32_t) order;          /* SAP order (kept from step to step) */
+    Q_ARRAY(q_sweep_box) sweep;       /* the bodies' grown bounds in SAP order */
     int sweep_axis;                   /* 0: X (see solver.c, sweep) */
     Q_ARRAY(q_pair) pairs;
     Q_ARRAY(q_constraint) constraints, previous;

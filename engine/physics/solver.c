@@ -47,16 +47,6 @@ static q_body *side(q_bodies *b, uint32_t slot)
 
 /* ---- pairs ---- */
 
-static int compare_order(const void *pa, const void *pb, void *ctx)
-{
-    const q_bodies *b = ctx;
-    uint32_t i = *(const uint32_t *)pa, j = *(const uint32_t *)pb;
-    double xi = b->bodies.data[i].gmin[b->sweep_axis], xj = b->bodies.data[j].gmin[b->sweep_axis];
-    if (xi != xj)
-        return xi < xj ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
 static void grow_bounds(q_bodies *b, double dt)
 {
     for (size_t i = 0; i < b->bodies.count; i++) {
@@ -79,53 +69,102 @@ static void grow_bounds(q_bodies *b, double dt)
     }
 }
 
-/* Sweep and prune along X. Returns true when a moving body ran into a
- * sleeping one and woke its island (the caller then sweeps again). The
- * pairs come out in sweep order, which is the solver's order: sweeping
- * along the axis of largest spread would be quicker for tall stacks, but
- * the solve order it gives left a 210-box pyramid creeping and awake. */
+/* Sorts the sweep list by the bodies' grown lower bound along the sweep
+ * axis, ties by slot (a total order, so the result does not depend on the
+ * list's previous order). The list is last step's order, which bodies
+ * rarely leave: insertion sort does little work on it. */
+static void sort_sweep(q_bodies *b)
+{
+    int ax = b->sweep_axis;
+    q_sweep_box *e = b->sweep.data;
+    size_t n = b->order.count;
+    for (size_t i = 0; i < n; i++) {
+        const q_body *o = &b->bodies.data[b->order.data[i]];
+        for (int k = 0; k < 3; k++)
+            e[i].min[k] = o->gmin[k], e[i].max[k] = o->gmax[k];
+        e[i].slot = b->order.data[i];
+    }
+    for (size_t i = 1; i < n; i++) {
+        q_sweep_box x = e[i];
+        size_t j = i;
+        while (j > 0 && (e[j - 1].min[ax] > x.min[ax] || (e[j - 1].min[ax] == x.min[ax] && e[j - 1].slot > x.slot))) {
+            e[j] = e[j - 1];
+            j--;
+        }
+        e[j] = x;
+    }
+    for (size_t i = 0; i < n; i++)
+        b->order.data[i] = e[i].slot;
+}
+
+/* Sweep and prune along X over the sorted boxes. Returns true when a moving
+ * body ran into a sleeping one and woke its island (the caller then sweeps
+ * again). The pairs come out in sweep order, which is the solver's order:
+ * sweeping along the axis of largest spread would be quicker for tall
+ * stacks, but the solve order it gives left a 210-box pyramid creeping and
+ * awake. Bodies' flags are read only for overlapping boxes, from the bodies
+ * themselves (a wake changes them during the sweep). */
 static bool sweep(q_bodies *b)
 {
     b->pairs.count = 0;
     bool woke = false;
-    uint32_t *order = b->order.data;
+    const q_sweep_box *e = b->sweep.data;
+    size_t n = b->order.count;
     int ax = b->sweep_axis, a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
-    for (size_t i = 0; i < b->order.count; i++) {
-        q_body *p = &b->bodies.data[order[i]];
-        for (size_t j = i + 1; j < b->order.count; j++) {
-            q_body *o = &b->bodies.data[order[j]];
-            if (o->gmin[ax] > p->gmax[ax])
+    for (size_t i = 0; i < n; i++) {
+        const q_sweep_box *p = &e[i];
+        for (size_t j = i + 1; j < n; j++) {
+            const q_sweep_box *o = &e[j];
+            if (o->min[ax] > p->max[ax])
                 break;
-            if (o->gmin[a1] > p->gmax[a1] || p->gmin[a1] > o->gmax[a1] || o->gmin[a2] > p->gmax[a2] ||
-                p->gmin[a2] > o->gmax[a2])
+            if (o->min[a1] > p->max[a1] || p->min[a1] > o->max[a1] || o->min[a2] > p->max[a2] ||
+                p->min[a2] > o->max[a2])
                 continue;
-            if (!moving(p) && !moving(o))
+            q_body *bp = &b->bodies.data[p->slot], *bo = &b->bodies.data[o->slot];
+            if (!moving(bp) && !moving(bo))
                 continue;
-            q_body *mover = moving(p) ? p : o, *other = moving(p) ? o : p;
+            q_body *mover = moving(bp) ? bp : bo, *other = moving(bp) ? bo : bp;
             if (other->sleeping && mover->sleep_time == 0) {
                 q_body_wake(b, other);
                 woke = true;
             }
-            uint32_t s = order[i] < order[j] ? order[i] : order[j], t = order[i] ^ order[j] ^ s;
-            if (!q_array_push(&b->pairs, ((q_pair){s, t})))
+            uint32_t s0 = p->slot < o->slot ? p->slot : o->slot, s1 = p->slot ^ o->slot ^ s0;
+            if (!q_array_push(&b->pairs, ((q_pair){s0, s1})))
                 return woke; /* out of memory: pairs beyond this are missed this step */
         }
     }
     return woke;
 }
 
+/* Whether the sweep list still holds every live body once (then it is
+ * kept, in last step's order). */
+static bool order_current(const q_bodies *b)
+{
+    if (b->order.count != b->live)
+        return false;
+    for (size_t i = 0; i < b->order.count; i++)
+        if (b->order.data[i] >= b->bodies.count || !b->bodies.data[b->order.data[i]].alive)
+            return false;
+    return true;
+}
+
 void q_bodies_find_pairs(q_bodies *b, double dt)
 {
-    b->order.count = 0;
-    if (!q_array_reserve(&b->order, b->live))
+    if (!q_array_reserve(&b->order, b->live) || !q_array_reserve(&b->sweep, b->live)) {
+        b->order.count = 0;
+        b->pairs.count = 0;
         return;
-    for (uint32_t i = 0; i < b->bodies.count; i++)
-        if (b->bodies.data[i].alive)
-            b->order.data[b->order.count++] = i;
+    }
+    if (!order_current(b)) {
+        b->order.count = 0;
+        for (uint32_t i = 0; i < b->bodies.count; i++)
+            if (b->bodies.data[i].alive)
+                b->order.data[b->order.count++] = i;
+    }
+    b->sweep.count = b->order.count;
     for (int pass = 0; pass < 4; pass++) {
         grow_bounds(b, dt);
-        if (b->order.count > 1)
-            qsort_r(b->order.data, b->order.count, sizeof(uint32_t), compare_order, b);
+        sort_sweep(b);
         if (!sweep(b))
             break;
     }
