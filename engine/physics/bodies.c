@@ -59,7 +59,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->pairs);
     q_array_free(&b->constraints);
     q_array_free(&b->previous);
-    q_array_free(&b->previous_keys);
+    q_array_free(&b->previous_table);
     q_array_free(&b->colour_masks);
     q_array_free(&b->solve_order);
     q_array_free(&b->solver_bodies);
@@ -826,7 +826,7 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->terrain_scratch.capacity * sizeof(q_terrain_manifold) +
               b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
-              b->least.capacity * sizeof(double) + b->previous_keys.capacity * sizeof(q_key_index) +
+              b->least.capacity * sizeof(double) + b->previous_table.capacity * sizeof(uint32_t) +
               (b->colour_masks.capacity + b->solve_order.capacity + b->solver_index.capacity + b->solver_of.capacity) *
                   sizeof(uint32_t) +
               b->solver_bodies.capacity * sizeof(q_solver_body) + b->sweep.capacity * sizeof(q_sweep_box) +

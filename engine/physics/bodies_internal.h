@@ -111,11 +111,6 @@ typedef struct q_pair {
     uint32_t a, b;
 } q_pair;
 
-/* Last step's constraint keys, sorted, with their index in `previous`. */
-typedef struct q_key_index {
-    q_constraint_key key;
-    uint32_t index;
-} q_key_index;
 
 /* The solver's own copies for one step (solver.c), laid out for its passes:
  * the moving bodies' state in one compact array (entry 0 is the immovable
@@ -172,7 +167,7 @@ struct q_bodies {
     int sweep_axis;                   /* 0: X (see solver.c, sweep) */
     Q_ARRAY(q_pair) pairs;
     Q_ARRAY(q_constraint) constraints, previous;
-    Q_ARRAY(q_key_index) previous_keys;
+    Q_ARRAY(uint32_t) previous_table; /* last step's constraints by key (solver.c, index_previous) */
     Q_ARRAY(uint32_t) colour_masks;   /* per body slot: colours it is in (solve scratch) */
     Q_ARRAY(uint32_t) solve_order;    /* constraint indices by colour */
     uint32_t colour_start[Q_COLOURS + 2]; /* colour c: solve_order[start[c], start[c + 1]) */

@@ -172,16 +172,58 @@ void q_bodies_find_pairs(q_bodies *b, double dt)
 
 /* ---- narrowphase and constraints ---- */
 
-static int compare_key(const void *pa, const void *pb)
+static bool key_equal(const q_constraint_key *x, const q_constraint_key *y)
 {
-    const q_constraint_key *x = pa, *y = pb;
-    if (x->a != y->a)
-        return x->a < y->a ? -1 : 1;
-    if (x->b != y->b)
-        return x->b < y->b ? -1 : 1;
-    return x->c < y->c ? -1 : x->c > y->c;
+    return x->a == y->a && x->b == y->b && x->c == y->c;
 }
 
+static uint32_t key_hash(const q_constraint_key *k)
+{
+    uint64_t h = k->a * 0x9e3779b97f4a7c15ull ^ k->b * 0xc2b2ae3d27d4eb4full ^ (uint64_t)k->c * 0x165667b19e3779f9ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return (uint32_t)(h ^ h >> 32);
+}
+
+/* Last step's constraints by key: an open-addressing table of indices + 1
+ * into `previous` (0: empty), at most half full. */
+static void index_previous(q_bodies *b)
+{
+    size_t n = b->previous.count, cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    b->previous_table.count = 0;
+    if (n == 0 || !q_array_reserve(&b->previous_table, cap))
+        return; /* out of memory: no warm start this step */
+    memset(b->previous_table.data, 0, cap * sizeof(uint32_t));
+    b->previous_table.count = cap;
+    for (size_t i = 0; i < n; i++) {
+        const q_constraint_key *k = &b->previous.data[i].key;
+        for (size_t h = key_hash(k) & (cap - 1);; h = (h + 1) & (cap - 1)) {
+            uint32_t e = b->previous_table.data[h];
+            if (e == 0) {
+                b->previous_table.data[h] = (uint32_t)i + 1;
+                break;
+            }
+            if (key_equal(&b->previous.data[e - 1].key, k))
+                break; /* keys are unique; were one repeated, the first would stand */
+        }
+    }
+}
+
+static const q_constraint *find_previous(const q_bodies *b, const q_constraint_key *k)
+{
+    size_t cap = b->previous_table.count;
+    if (cap == 0)
+        return NULL;
+    for (size_t h = key_hash(k) & (cap - 1);; h = (h + 1) & (cap - 1)) {
+        uint32_t e = b->previous_table.data[h];
+        if (e == 0)
+            return NULL;
+        if (key_equal(&b->previous.data[e - 1].key, k))
+            return &b->previous.data[e - 1];
+    }
+}
 
 static uint64_t body_key(const q_bodies *b, uint32_t slot)
 {
@@ -287,10 +329,7 @@ static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_man
     c->friction = sqrt(fa * fb);
     c->restitution = fmax(ma ? ma->restitution : 0, mb ? mb->restitution : 0);
 
-    const q_key_index *found = b->previous_keys.count ? bsearch(&c->key, b->previous_keys.data, b->previous_keys.count,
-                                                                  sizeof *found, compare_key)
-                                                        : NULL;
-    const q_constraint *prev = found ? &b->previous.data[found->index] : NULL;
+    const q_constraint *prev = find_previous(b, &c->key);
     c->was_touching = prev && prev->touching;
     c->round_a = a != Q_TERRAIN && is_round(b->bodies.data[a].shape);
     c->round_b = is_round(b->bodies.data[slot_b].shape);
@@ -462,7 +501,7 @@ static void collide_terrain(q_bodies *b)
 
 void q_bodies_collide(q_bodies *b)
 {
-    /* Last step's constraints, sorted by key, for warm starting. */
+    /* Last step's constraints, indexed by key, for warm starting. */
     q_constraint *swap = b->previous.data;
     size_t swap_cap = b->previous.capacity;
     b->previous.data = b->constraints.data;
@@ -471,15 +510,7 @@ void q_bodies_collide(q_bodies *b)
     b->constraints.data = swap;
     b->constraints.capacity = swap_cap;
     b->constraints.count = 0;
-    /* sorted keys, not the constraints themselves (each ~2 KB) */
-    b->previous_keys.count = 0;
-    if (q_array_reserve(&b->previous_keys, b->previous.count)) {
-        for (size_t i = 0; i < b->previous.count; i++)
-            b->previous_keys.data[i] = (q_key_index){b->previous.data[i].key, (uint32_t)i};
-        b->previous_keys.count = b->previous.count;
-        if (b->previous_keys.count > 1)
-            qsort(b->previous_keys.data, b->previous_keys.count, sizeof(q_key_index), compare_key);
-    }
+    index_previous(b);
 
     collide_terrain(b);
 
