@@ -7,6 +7,7 @@
 #include "core/vec3.h"
 #include "physics/bodies_internal.h"
 #include "physics/physics_internal.h"
+#include "physics/solver_wide.h"
 #include "voxel/material.h"
 
 #include <math.h>
@@ -68,6 +69,8 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->solver_of);
     q_array_free(&b->solver_constraints);
     q_array_free(&b->solver_points);
+    q_array_free(&b->wide_batches);
+    q_array_free(&b->wide_points);
     q_array_free(&b->pair_manifolds);
     q_array_free(&b->pair_counts);
     q_array_free(&b->terrain_scratch);
@@ -831,7 +834,8 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
                   sizeof(uint32_t) +
               b->solver_bodies.capacity * sizeof(q_solver_body) + b->sweep.capacity * sizeof(q_sweep_box) +
               b->solver_constraints.capacity * sizeof(q_solver_constraint) +
-              b->solver_points.capacity * sizeof(q_solver_point);
+              b->solver_points.capacity * sizeof(q_solver_point) +
+              b->wide_batches.capacity * sizeof(q_wide_batch) + b->wide_points.capacity * sizeof(q_wide_point);
     for (size_t i = 0; i < b->bodies.count; i++)
         s.bytes += b->bodies.data[i].sample_count * sizeof *b->bodies.data[i].samples;
     s.ms_broadphase = b->ms_broadphase;

@@ -175,7 +175,11 @@ struct q_bodies {
     Q_ARRAY(uint32_t) solver_index;   /* per body slot: its q_solver_body (0: immovable) */
     Q_ARRAY(q_solver_constraint) solver_constraints; /* in solve order */
     Q_ARRAY(uint32_t) solver_of;      /* per constraint: its q_solver_constraint */
-    Q_ARRAY(q_solver_point) solver_points;
+    Q_ARRAY(q_solver_point) solver_points;      /* of the last group (no colour) */
+    Q_ARRAY(struct q_wide_batch) wide_batches;  /* coloured constraints, four a batch (solver_wide.h) */
+    Q_ARRAY(struct q_wide_point) wide_points;
+    uint32_t batch_start[Q_COLOURS + 1];        /* colour c: wide_batches[start[c], start[c + 1]) */
+    bool scalar_solve; /* tests: every constraint through solver.c's scalar passes, none in batches */
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */

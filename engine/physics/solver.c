@@ -13,6 +13,7 @@
 #include "physics/bodies_internal.h"
 #include "physics/collide_internal.h"
 #include "physics/physics_internal.h"
+#include "physics/solver_wide.h"
 #include "voxel/material.h"
 
 #include <math.h>
@@ -551,9 +552,10 @@ typedef struct solve_ctx {
     q_bodies *b;
     q_solver_body *bodies;
     q_solver_constraint *constraints;
-    q_solver_point *points;
+    q_solver_point *points; /* of the last group's constraints */
     softness soft[2];
     double h, inv_h;
+    q_wide_ctx wide;        /* the coloured constraints, four at a time */
 } solve_ctx;
 
 static inline void apply(q_solver_body *A, q_solver_body *B, const q_solver_constraint *c, const q_row *row,
@@ -775,7 +777,7 @@ static bool colour_constraints(q_bodies *b)
     return true;
 }
 
-enum { PASS_WARM, PASS_SOLVE, PASS_RELAX };
+enum { PASS_WARM = Q_WIDE_WARM, PASS_SOLVE = Q_WIDE_SOLVE, PASS_RELAX = Q_WIDE_RELAX };
 
 /* This thread's share [lo, hi) of n items. */
 static void share(const q_team *t, size_t n, size_t *lo, size_t *hi)
@@ -786,34 +788,39 @@ static void share(const q_team *t, size_t n, size_t *lo, size_t *hi)
 }
 
 /* One pass over the constraints, colour by colour (in reverse when not
- * forward): the threads split each colour and meet after it. The last
- * group (no colour) is solved by thread 0 alone, in the pass's direction.
- * The solver's constraints are stored in this order. */
+ * forward): the threads split each colour's batches of four and meet after
+ * it. The last group (no colour; its constraints may share bodies) is solved
+ * one constraint at a time by thread 0 alone, in the pass's direction. */
 static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
 {
     const q_bodies *b = s->b;
     for (int k = 0; k <= Q_COLOURS; k++) {
         int colour = forward ? k : Q_COLOURS - k;
-        size_t first = b->colour_start[colour], end = b->colour_start[colour + 1], lo = first, hi = end;
+        size_t first = b->colour_start[colour], end = b->colour_start[colour + 1];
         if (first == end)
             continue;
-        if (colour < Q_COLOURS) {
-            share(t, end - first, &lo, &hi);
-            lo += first;
-            hi += first;
-        } else if (q_team_thread(t) != 0) {
-            lo = hi = 0;
-        }
-        for (size_t j = lo; j < hi; j++) {
-            const q_solver_constraint *c = &s->constraints[forward ? j : lo + hi - 1 - j];
-            if (pass == PASS_WARM) {
-                warm_start(s, c);
-            } else if (pass == PASS_SOLVE) {
-                solve_constraint(s, c, true, forward);
-            } else {
-                solve_constraint(s, c, false, forward);
-                for (uint32_t p = 0; p < c->count; p++)
-                    s->points[c->first + p].total_normal_impulse += s->points[c->first + p].normal_impulse;
+        if (colour < Q_COLOURS && !b->scalar_solve) {
+            size_t lo, hi;
+            share(t, b->batch_start[colour + 1] - b->batch_start[colour], &lo, &hi);
+            q_wide_pass(&s->wide, b->batch_start[colour] + lo, b->batch_start[colour] + hi, pass, forward);
+        } else if (colour < Q_COLOURS || q_team_thread(t) == 0) {
+            size_t lo = first, hi = end;
+            if (colour < Q_COLOURS) {
+                share(t, end - first, &lo, &hi);
+                lo += first;
+                hi += first;
+            }
+            for (size_t j = lo; j < hi; j++) {
+                const q_solver_constraint *c = &s->constraints[forward ? j : lo + hi - 1 - j];
+                if (pass == PASS_WARM) {
+                    warm_start(s, c);
+                } else if (pass == PASS_SOLVE) {
+                    solve_constraint(s, c, true, forward);
+                } else {
+                    solve_constraint(s, c, false, forward);
+                    for (uint32_t p = 0; p < c->count; p++)
+                        s->points[c->first + p].total_normal_impulse += s->points[c->first + p].normal_impulse;
+                }
             }
         }
         q_team_sync(t);
@@ -844,6 +851,39 @@ static void solve_team(void *ctx, q_team *t)
     }
 }
 
+/* Where solve position j's constraint lives: a lane of a batch (coloured
+ * constraints) or the scalar arrays (the last group). */
+static q_wide_batch *batch_of(const solve_ctx *s, uint32_t j, int *lane)
+{
+    const q_bodies *b = s->b;
+    int colour = b->constraints.data[s->constraints[j].source].colour;
+    if (colour >= Q_COLOURS || b->scalar_solve)
+        return NULL;
+    uint32_t at = j - b->colour_start[colour];
+    *lane = (int)(at % Q_LANES);
+    return &s->wide.batches[b->batch_start[colour] + at / Q_LANES];
+}
+
+/* Point k of solve position j: the scalar point itself, or a copy of its
+ * lane in `copy` (store_point writes the copy's impulses back). */
+static q_solver_point *load_point(const solve_ctx *s, uint32_t j, uint32_t k, q_solver_point *copy)
+{
+    int lane;
+    const q_wide_batch *w = batch_of(s, j, &lane);
+    if (!w)
+        return &s->points[s->constraints[j].first + k];
+    q_wide_get_point(&s->wide.points[w->first + k], lane, copy);
+    return copy;
+}
+
+static void store_point(const solve_ctx *s, uint32_t j, uint32_t k, const q_solver_point *p)
+{
+    int lane;
+    const q_wide_batch *w = batch_of(s, j, &lane);
+    if (w)
+        q_wide_put_impulses(&s->wide.points[w->first + k], lane, p);
+}
+
 /* After the substeps, points that approached faster than
  * Q_RESTITUTION_SPEED and pushed get the bounce their material asks for;
  * constraints in the narrowphase's order. */
@@ -854,12 +894,15 @@ static void restitution(const solve_ctx *s)
         const q_constraint *c = &b->constraints.data[i];
         if (c->restitution == 0)
             continue;
-        const q_solver_constraint *d = &s->constraints[b->solver_of.data[i]];
+        uint32_t j = b->solver_of.data[i];
+        const q_solver_constraint *d = &s->constraints[j];
         q_solver_body *A = &s->bodies[d->a], *B = &s->bodies[d->b];
         for (uint32_t k = 0; k < c->count; k++) {
             const q_contact *cp = &c->points[k];
-            q_solver_point *p = &s->points[d->first + k];
-            if (cp->relative_velocity > -Q_RESTITUTION_SPEED || p->max_normal_impulse == 0)
+            if (cp->relative_velocity > -Q_RESTITUTION_SPEED)
+                continue;
+            q_solver_point copy, *p = load_point(s, j, k, &copy);
+            if (p->max_normal_impulse == 0)
                 continue;
             double vn = row_speed(A->v, A->w, B->v, B->w, &p->rows[0], c->normal);
             double impulse = -p->rows[0].mass * (vn + c->restitution * cp->relative_velocity);
@@ -868,23 +911,84 @@ static void restitution(const solve_ctx *s)
             p->normal_impulse = next;
             p->total_normal_impulse += impulse;
             apply(A, B, d, &p->rows[0], c->normal, impulse);
+            store_point(s, j, k, p);
         }
     }
 }
 
+/* Point k of a constraint as the solver reads it. */
+static void make_point(const q_solver_body *sb, const q_constraint *c, const q_solver_constraint *d, uint32_t k,
+                       q_solver_point *q)
+{
+    const q_contact *p = &c->points[k];
+    v3_copy(q->anchor_a, d->turn_a ? p->ra_local : p->ra);
+    v3_copy(q->anchor_b, d->turn_b ? p->rb_local : p->rb);
+    q->separation = p->separation;
+    const q_solver_body *A = &sb[d->a], *B = &sb[d->b];
+    make_row(A, B, p->ra, p->rb, c->normal, &q->rows[0]);
+    make_row(A, B, p->ra, p->rb, c->t1, &q->rows[1]);
+    make_row(A, B, p->ra, p->rb, c->t2, &q->rows[2]);
+    q->normal_impulse = p->normal_impulse;
+    q->tangent_impulse[0] = p->tangent_impulse[0];
+    q->tangent_impulse[1] = p->tangent_impulse[1];
+    q->max_normal_impulse = p->max_normal_impulse;
+    q->total_normal_impulse = p->total_normal_impulse;
+}
+
+/* Batches of four for each colour, in solve order, and their point slots
+ * (as many as the batch's largest manifold), cleared; only for solve
+ * positions before scalar_from (none with scalar_solve). False when out of
+ * memory. */
+static bool make_batches(q_bodies *b, uint32_t scalar_from)
+{
+    size_t nbatch = 0, nslots = 0;
+    for (int k = 0; k < Q_COLOURS; k++) {
+        b->batch_start[k] = (uint32_t)nbatch;
+        if (b->colour_start[k] < scalar_from)
+            nbatch += (b->colour_start[k + 1] - b->colour_start[k] + Q_LANES - 1) / Q_LANES;
+    }
+    b->batch_start[Q_COLOURS] = (uint32_t)nbatch;
+    if (!q_array_reserve(&b->wide_batches, nbatch))
+        return false;
+    for (int k = 0; k < Q_COLOURS; k++)
+        for (uint32_t j = b->colour_start[k]; j < b->colour_start[k + 1] && j < scalar_from; j += Q_LANES) {
+            uint32_t slots = 0;
+            for (uint32_t l = j; l < j + Q_LANES && l < b->colour_start[k + 1]; l++) {
+                uint32_t n = b->constraints.data[b->solve_order.data[l]].count;
+                slots = n > slots ? n : slots;
+            }
+            q_wide_batch *w = &b->wide_batches.data[b->batch_start[k] + (j - b->colour_start[k]) / Q_LANES];
+            w->first = (uint32_t)nslots;
+            w->slots = slots;
+            nslots += slots;
+        }
+    if (!q_array_reserve(&b->wide_points, nslots))
+        return false;
+    for (size_t i = 0; i < nbatch; i++) {
+        q_wide_batch *w = &b->wide_batches.data[i];
+        uint32_t first = w->first;
+        q_wide_clear(w, &b->wide_points.data[first], w->slots);
+        w->first = first;
+    }
+    b->wide_batches.count = nbatch;
+    b->wide_points.count = nslots;
+    return true;
+}
+
 /* Copies what the passes read into the solver's arrays: the moving bodies
- * (entry 0 the ground), then the constraints and their points in solve
- * order. False when out of memory. */
+ * (entry 0 the ground), the constraints in solve order, and their points
+ * (in batches for the coloured ones). False when out of memory. */
 static bool prepare_solver(q_bodies *b, solve_ctx *s)
 {
     size_t nb = b->bodies.count, nc = b->constraints.count, np = 0, nm = 0;
-    for (size_t i = 0; i < nc; i++)
-        np += b->constraints.data[i].count;
+    uint32_t scalar_from = b->scalar_solve ? 0 : b->colour_start[Q_COLOURS];
+    for (uint32_t j = scalar_from; j < nc; j++)
+        np += b->constraints.data[b->solve_order.data[j]].count;
     for (size_t i = 0; i < nb; i++)
         nm += moving(&b->bodies.data[i]);
     if (!q_array_reserve(&b->solver_index, nb) || !q_array_reserve(&b->solver_bodies, nm + 1) ||
         !q_array_reserve(&b->solver_constraints, nc) || !q_array_reserve(&b->solver_of, nc) ||
-        !q_array_reserve(&b->solver_points, np))
+        !q_array_reserve(&b->solver_points, np) || !make_batches(b, scalar_from))
         return false;
     q_solver_body *sb = b->solver_bodies.data;
     memset(&sb[0], 0, sizeof sb[0]);
@@ -914,9 +1018,7 @@ static bool prepare_solver(q_bodies *b, solve_ctx *s)
         q_solver_constraint *d = &b->solver_constraints.data[j];
         d->a = c->a_moves ? b->solver_index.data[c->a] : 0;
         d->b = c->b_moves ? b->solver_index.data[c->b] : 0;
-        d->first = first;
         d->source = ci;
-        b->solver_of.data[ci] = (uint32_t)j;
         d->count = c->count;
         d->turn_a = !c->round_a && c->a_moves;
         d->turn_b = !c->round_b && c->b_moves;
@@ -925,35 +1027,42 @@ static bool prepare_solver(q_bodies *b, solve_ctx *s)
         v3_copy(d->t1, c->t1);
         v3_copy(d->t2, c->t2);
         d->friction = c->friction;
-        for (uint32_t k = 0; k < c->count; k++) {
-            const q_contact *p = &c->points[k];
-            q_solver_point *q = &b->solver_points.data[first + k];
-            v3_copy(q->anchor_a, d->turn_a ? p->ra_local : p->ra);
-            v3_copy(q->anchor_b, d->turn_b ? p->rb_local : p->rb);
-            q->separation = p->separation;
-            const q_solver_body *A = &sb[d->a], *B = &sb[d->b];
-            make_row(A, B, p->ra, p->rb, c->normal, &q->rows[0]);
-            make_row(A, B, p->ra, p->rb, c->t1, &q->rows[1]);
-            make_row(A, B, p->ra, p->rb, c->t2, &q->rows[2]);
-            q->normal_impulse = p->normal_impulse;
-            q->tangent_impulse[0] = p->tangent_impulse[0];
-            q->tangent_impulse[1] = p->tangent_impulse[1];
-            q->max_normal_impulse = p->max_normal_impulse;
-            q->total_normal_impulse = p->total_normal_impulse;
+        b->solver_of.data[ci] = (uint32_t)j;
+        if (j < scalar_from) {
+            uint32_t at = (uint32_t)j - b->colour_start[c->colour];
+            q_wide_batch *w = &b->wide_batches.data[b->batch_start[c->colour] + at / Q_LANES];
+            q_solver_point pts[Q_MANIFOLD_POINTS];
+            for (uint32_t k = 0; k < c->count; k++)
+                make_point(sb, c, d, k, &pts[k]);
+            d->first = UINT32_MAX;
+            q_wide_set_lane(w, &b->wide_points.data[w->first], (int)(at % Q_LANES), d, pts);
+        } else {
+            d->first = first;
+            for (uint32_t k = 0; k < c->count; k++)
+                make_point(sb, c, d, k, &b->solver_points.data[first + k]);
+            first += c->count;
         }
-        first += c->count;
     }
     b->solver_constraints.count = nc;
     b->solver_points.count = np;
     s->bodies = sb;
     s->constraints = b->solver_constraints.data;
     s->points = b->solver_points.data;
+    s->wide = (q_wide_ctx){sb,
+                           b->wide_batches.data,
+                           b->wide_points.data,
+                           {s->soft[0].bias_rate, s->soft[1].bias_rate},
+                           {s->soft[0].mass_scale, s->soft[1].mass_scale},
+                           {s->soft[0].impulse_scale, s->soft[1].impulse_scale},
+                           s->inv_h,
+                           MAX_PUSH_SPEED};
     return true;
 }
 
 /* The solved state back into the bodies and the constraints' points. */
-static void finish_solver(q_bodies *b)
+static void finish_solver(const solve_ctx *s)
 {
+    q_bodies *b = s->b;
     for (size_t i = 1; i < b->solver_bodies.count; i++) {
         const q_solver_body *e = &b->solver_bodies.data[i];
         q_body *o = &b->bodies.data[e->slot];
@@ -963,11 +1072,18 @@ static void finish_solver(q_bodies *b)
         memcpy(o->q, e->q, sizeof o->q);
         memcpy(o->inv_inertia, e->inv_inertia, sizeof o->inv_inertia);
     }
-    for (size_t j = 0; j < b->solver_constraints.count; j++) {
+    for (uint32_t j = 0; j < b->solver_constraints.count; j++) {
         const q_solver_constraint *d = &b->solver_constraints.data[j];
         q_constraint *c = &b->constraints.data[d->source];
+        int lane;
+        const q_wide_batch *w = batch_of(s, j, &lane);
         for (uint32_t k = 0; k < d->count; k++) {
-            const q_solver_point *q = &b->solver_points.data[d->first + k];
+            q_solver_point copy;
+            const q_solver_point *q = &copy;
+            if (w)
+                q_wide_get_impulses(&s->wide.points[w->first + k], lane, &copy);
+            else
+                q = &s->points[d->first + k];
             q_contact *p = &c->points[k];
             p->normal_impulse = q->normal_impulse;
             p->tangent_impulse[0] = q->tangent_impulse[0];
@@ -993,14 +1109,11 @@ void q_bodies_solve(q_bodies *b, double dt)
     double h = dt / b->substeps, inv_h = 1 / h;
     /* [0] between moving bodies, [1] against an immovable side; never
      * stiffer than a quarter of the substep rate. */
-    solve_ctx s = {b,
-                   NULL,
-                   NULL,
-                   NULL,
-                   {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
-                    make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)},
-                   h,
-                   inv_h};
+    solve_ctx s = {.b = b,
+                   .soft = {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
+                            make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)},
+                   .h = h,
+                   .inv_h = inv_h};
     if (!colour_constraints(b) || !prepare_solver(b, &s)) {
         /* out of memory: no contacts this step, and bodies keep their state */
         b->constraints.count = 0;
@@ -1008,7 +1121,7 @@ void q_bodies_solve(q_bodies *b, double dt)
     }
     q_jobs_team(b->constraints.count >= Q_PARALLEL_SOLVE ? b->jobs : NULL, solve_team, &s);
     restitution(&s);
-    finish_solver(b);
+    finish_solver(&s);
     emit_events(b);
 }
 
