@@ -29,8 +29,12 @@ typedef struct side {
     vd v[3], w[3], dx[3], q[4], inv_mass;
 } side;
 
-WIDE void gather(const q_solver_body *bodies, const uint32_t idx[Q_LANES], side *s)
+WIDE void gather(const q_solver_body *bodies, const uint32_t idx[Q_LANES], bool any, side *s)
 {
+    if (!any) { /* every lane has the immovable entry 0: zeros (its q is only read to turn anchors) */
+        memset(s, 0, sizeof *s);
+        return;
+    }
     for (int l = 0; l < Q_LANES; l++) {
         const q_solver_body *e = &bodies[idx[l]];
         for (int k = 0; k < 3; k++) {
@@ -76,26 +80,43 @@ WIDE vd speed(const side *A, const side *B, const q_wide_row *row, const vd d[3]
 }
 
 /* apply (push_a on A, push_b on B), only where the mask and the side say */
-WIDE void push(side *A, side *B, vm am, vm bm, const q_wide_row *row, const vd d[3], vd P)
+WIDE void push(const q_wide_batch *c, side *A, side *B, vm am, vm bm, const q_wide_row *row, const vd d[3], vd P)
 {
-    vd ma = A->inv_mass * P, mb = B->inv_mass * P;
-    for (int i = 0; i < 3; i++) {
-        A->v[i] = sel(am, A->v[i] - ma * d[i], A->v[i]);
-        A->w[i] = sel(am, A->w[i] - P * row->ia[i], A->w[i]);
-        B->v[i] = sel(bm, B->v[i] + mb * d[i], B->v[i]);
-        B->w[i] = sel(bm, B->w[i] + P * row->ib[i], B->w[i]);
+    if (c->any_a) {
+        vd ma = A->inv_mass * P;
+        for (int i = 0; i < 3; i++) {
+            A->v[i] = sel(am, A->v[i] - ma * d[i], A->v[i]);
+            A->w[i] = sel(am, A->w[i] - P * row->ia[i], A->w[i]);
+        }
+    }
+    if (c->any_b) {
+        vd mb = B->inv_mass * P;
+        for (int i = 0; i < 3; i++) {
+            B->v[i] = sel(bm, B->v[i] + mb * d[i], B->v[i]);
+            B->w[i] = sel(bm, B->w[i] + P * row->ib[i], B->w[i]);
+        }
     }
 }
 
 /* current_separation */
 WIDE vd separation(const side *A, const side *B, const q_wide_batch *c, const q_wide_point *p)
 {
-    vd ra[3], rb[3], pa[3], pb[3];
-    rotate(A->q, p->anchor_a, ra);
-    rotate(B->q, p->anchor_b, rb);
-    for (int k = 0; k < 3; k++) {
-        pa[k] = sel(c->turn_a, ra[k], p->anchor_a[k]);
-        pb[k] = sel(c->turn_b, rb[k], p->anchor_b[k]);
+    vd pa[3], pb[3];
+    if (c->any_turn_a) {
+        rotate(A->q, p->anchor_a, pa);
+        for (int k = 0; k < 3; k++)
+            pa[k] = sel(c->turn_a, pa[k], p->anchor_a[k]);
+    } else {
+        for (int k = 0; k < 3; k++)
+            pa[k] = p->anchor_a[k];
+    }
+    if (c->any_turn_b) {
+        rotate(B->q, p->anchor_b, pb);
+        for (int k = 0; k < 3; k++)
+            pb[k] = sel(c->turn_b, pb[k], p->anchor_b[k]);
+    } else {
+        for (int k = 0; k < 3; k++)
+            pb[k] = p->anchor_b[k];
     }
     vd d[3];
     for (int i = 0; i < 3; i++)
@@ -115,9 +136,9 @@ WIDE void warm(const q_wide_batch *c, q_wide_point *pts, side *A, side *B)
     for (uint32_t k = 0; k < c->slots; k++) {
         const q_wide_point *p = &pts[k];
         vm on = lanes_with(c, k), am = on & c->a_moves, bm = on & c->b_moves;
-        push(A, B, am, bm, &p->rows[0], c->normal, p->normal_impulse);
-        push(A, B, am, bm, &p->rows[1], c->t1, p->tangent_impulse[0]);
-        push(A, B, am, bm, &p->rows[2], c->t2, p->tangent_impulse[1]);
+        push(c, A, B, am, bm, &p->rows[0], c->normal, p->normal_impulse);
+        push(c, A, B, am, bm, &p->rows[1], c->t1, p->tangent_impulse[0]);
+        push(c, A, B, am, bm, &p->rows[2], c->t2, p->tangent_impulse[1]);
     }
 }
 
@@ -147,7 +168,7 @@ WIDE void solve(const q_wide_ctx *w, const q_wide_batch *c, q_wide_point *pts, s
         impulse = next - p->normal_impulse;
         p->normal_impulse = sel(on, next, p->normal_impulse);
         p->max_normal_impulse = sel(on, vmax(p->max_normal_impulse, impulse), p->max_normal_impulse);
-        push(A, B, on & c->a_moves, on & c->b_moves, &p->rows[0], c->normal, impulse);
+        push(c, A, B, on & c->a_moves, on & c->b_moves, &p->rows[0], c->normal, impulse);
     }
     for (uint32_t i = 0; i < c->slots; i++) {
         uint32_t k = forward ? i : c->slots - 1 - i;
@@ -161,7 +182,7 @@ WIDE void solve(const q_wide_ctx *w, const q_wide_batch *c, q_wide_point *pts, s
             vd next = vmax(-limit, vmin(limit, p->tangent_impulse[t] + impulse));
             impulse = next - p->tangent_impulse[t];
             p->tangent_impulse[t] = sel(on, next, p->tangent_impulse[t]);
-            push(A, B, on & c->a_moves, on & c->b_moves, row, dir, impulse);
+            push(c, A, B, on & c->a_moves, on & c->b_moves, row, dir, impulse);
         }
     }
 }
@@ -173,8 +194,8 @@ __attribute__((target_clones("avx2", "default"))) void q_wide_pass(const q_wide_
         const q_wide_batch *c = &w->batches[forward ? j : lo + hi - 1 - j];
         q_wide_point *pts = &w->points[c->first];
         side A, B;
-        gather(w->bodies, c->a, &A);
-        gather(w->bodies, c->b, &B);
+        gather(w->bodies, c->a, c->any_a, &A);
+        gather(w->bodies, c->b, c->any_b, &B);
         if (pass == Q_WIDE_WARM) {
             warm(c, pts, &A, &B);
         } else {
@@ -185,8 +206,10 @@ __attribute__((target_clones("avx2", "default"))) void q_wide_pass(const q_wide_
                         sel(lanes_with(c, k), pts[k].total_normal_impulse + pts[k].normal_impulse,
                             pts[k].total_normal_impulse);
         }
-        scatter(w->bodies, c->a, c->a_moves, &A);
-        scatter(w->bodies, c->b, c->b_moves, &B);
+        if (c->any_a)
+            scatter(w->bodies, c->a, c->a_moves, &A);
+        if (c->any_b)
+            scatter(w->bodies, c->b, c->b_moves, &B);
     }
 }
 
@@ -242,6 +265,10 @@ void q_wide_set_lane(q_wide_batch *batch, q_wide_point *slots, int l, const q_so
     batch->turn_a[l] = c->turn_a ? -1 : 0;
     batch->turn_b[l] = c->turn_b ? -1 : 0;
     batch->one_sided[l] = c->one_sided ? -1 : 0;
+    batch->any_a |= c->a != 0;
+    batch->any_b |= c->b != 0;
+    batch->any_turn_a |= c->turn_a;
+    batch->any_turn_b |= c->turn_b;
     for (int k = 0; k < 3; k++) {
         batch->normal[k][l] = c->normal[k];
         batch->t1[k][l] = c->t1[k];

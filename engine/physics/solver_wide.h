@@ -47,6 +47,7 @@ typedef struct q_wide_batch {
     uint32_t count[Q_LANES];         /* points per lane (0: empty lane) */
     uint32_t slots;                  /* the largest count */
     uint32_t first;                  /* its first point slot */
+    bool any_a, any_b, any_turn_a, any_turn_b; /* some lane's A moves, ... (else that work is skipped) */
     q_vm a_moves, b_moves, turn_a, turn_b, one_sided;
     q_vd normal[3], t1[3], t2[3], friction;
 } q_wide_batch;
