@@ -76,6 +76,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->terrain_scratch);
     q_array_free(&b->terrain_bodies);
     q_array_free(&b->terrain_counts);
+    q_array_free(&b->constraint_first);
     q_array_free(&b->events);
     q_array_free(&b->breakages);
     q_array_free(&b->parent);
@@ -828,6 +829,7 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->pair_manifolds.capacity * sizeof(q_manifold) + b->pair_counts.capacity * sizeof(int) +
               b->terrain_scratch.capacity * sizeof(q_terrain_manifold) +
               b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
+              b->constraint_first.capacity * sizeof(uint32_t) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
               b->least.capacity * sizeof(double) + b->previous_table.capacity * sizeof(uint32_t) +
               (b->colour_masks.capacity + b->solve_order.capacity + b->solver_index.capacity + b->solver_of.capacity) *

@@ -180,11 +180,13 @@ struct q_bodies {
     Q_ARRAY(struct q_wide_point) wide_points;
     uint32_t batch_start[Q_COLOURS + 1];        /* colour c: wide_batches[start[c], start[c + 1]) */
     bool scalar_solve; /* tests: every constraint through solver.c's scalar passes, none in batches */
+    uint32_t scalar_from;  /* solve positions from here on are solved one by one (the last group) */
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */
     Q_ARRAY(uint32_t) terrain_bodies;  /* moving bodies near solid terrain */
-    Q_ARRAY(int) terrain_counts;       /* manifolds of each */
+    Q_ARRAY(int) terrain_counts;       /* contact patches of each (merged manifolds) */
+    Q_ARRAY(uint32_t) constraint_first; /* per terrain body, then per pair: its first constraint */
     Q_ARRAY(q_contact_event) events;
     Q_ARRAY(q_breakage) breakages;
     Q_ARRAY(uint32_t) parent;         /* islands (union-find) */

@@ -39,7 +39,7 @@ static q_body ground = {.q = {0, 0, 0, 1}, .q0 = {0, 0, 0, 1}};
 
 static bool moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }
 
-static q_body *side(q_bodies *b, uint32_t slot)
+static const q_body *side(const q_bodies *b, uint32_t slot)
 {
     if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]))
         return &ground;
@@ -309,14 +309,12 @@ static const q_contact *previous_point(const q_constraint *prev, const q_contact
     return best;
 }
 
-/* Turns a manifold into a constraint: anchors, effective masses, combined
- * material, and the impulses of the same manifold in the last step. */
-static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_manifold *m, q_constraint_key key,
-                           uint8_t material)
+/* Turns a manifold into a constraint: anchors, combined material, and the
+ * impulses of the same manifold in the last step. Reads the bodies and last
+ * step's constraints only, so constraints are filled on any thread. */
+static void fill_constraint(const q_bodies *b, q_constraint *c, uint32_t a, uint32_t slot_b, const q_manifold *m,
+                            q_constraint_key key, uint8_t material)
 {
-    if (m->count == 0 || !q_array_reserve(&b->constraints, b->constraints.count + 1))
-        return;
-    q_constraint *c = &b->constraints.data[b->constraints.count++];
     memset(c, 0, sizeof *c);
     c->key = key;
     c->a = a;
@@ -386,26 +384,29 @@ static void collide_pairs(void *ctx, int index)
     }
 }
 
-/* A body's terrain manifolds become constraints. Manifolds of different
+/* A body's terrain manifolds, merged into contact patches in place (the
+ * first n_out entries of out; returns n_out). Manifolds of different
  * chunks that face the same way (within about 18 degrees, same compound
  * part) are one contact patch cut by chunk borders: they are merged and
  * reduced to 4 points again (deepest, then largest area), so a box lying
  * across a border is solved as one face, not two (fewer points, and no
- * bias from two half patches). The patch is keyed by its first chunk. */
-static void add_terrain_constraints(q_bodies *b, uint32_t slot, const q_terrain_manifold *out, int n)
+ * bias from two half patches). A patch keeps its first chunk and key; its
+ * material is its deepest point's. */
+static int merge_terrain(q_terrain_manifold *out, int n)
 {
     bool used[Q_TERRAIN_MANIFOLDS] = {false};
+    int patches = 0;
     for (int first = 0; first < n; first++) {
         if (used[first])
             continue;
-        const q_terrain_manifold *f = &out[first];
+        q_terrain_manifold f = out[first];
         q_contact_point pts[Q_TERRAIN_MANIFOLDS * Q_MANIFOLD_POINTS];
         int np = 0;
         double deepest = INFINITY;
-        uint8_t material = f->material;
+        uint8_t material = f.material;
         for (int k = first; k < n; k++) {
             const q_terrain_manifold *tm = &out[k];
-            if (used[k] || (tm->m.key >> 16) != (f->m.key >> 16) || v3_dot(tm->m.normal, f->m.normal) < 0.95)
+            if (used[k] || (tm->m.key >> 16) != (f.m.key >> 16) || v3_dot(tm->m.normal, f.m.normal) < 0.95)
                 continue;
             used[k] = true;
             for (uint32_t j = 0; j < tm->m.count; j++) {
@@ -417,17 +418,18 @@ static void add_terrain_constraints(q_bodies *b, uint32_t slot, const q_terrain_
                 np++;
             }
         }
-        q_manifold m = f->m;
+        /* every entry before `first` has been read: patch `patches` <= first */
+        q_terrain_manifold *patch = &out[patches++];
+        *patch = f;
+        patch->material = material;
         if (np > Q_MANIFOLD_POINTS)
-            q_reduce_points(f->m.normal, pts, np, &m);
+            q_reduce_points(f.m.normal, pts, np, &patch->m);
         else {
-            m.count = (uint32_t)np;
-            memcpy(m.points, pts, (size_t)np * sizeof *pts);
+            patch->m.count = (uint32_t)np;
+            memcpy(patch->m.points, pts, (size_t)np * sizeof *pts);
         }
-        q_constraint_key key = {body_key(b, slot), q_phys_key(f->cx, f->cy, f->cz), f->m.key};
-        add_constraint(b, Q_TERRAIN, slot, &m, key, material);
-        b->terrain_constraints++;
     }
+    return patches;
 }
 
 typedef struct terrain_job {
@@ -446,22 +448,19 @@ static void collide_terrain_job(void *ctx, int index)
     for (size_t i = (size_t)index * job->per_job; i < end; i++) {
         const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
         q_xform t = q_body_frame(o);
-        b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin,
-                                                           &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS],
-                                                           Q_TERRAIN_MANIFOLDS);
+        q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+        b->terrain_counts.data[i] =
+            merge_terrain(out, (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out, Q_TERRAIN_MANIFOLDS));
     }
 }
 
-/* Terrain contacts of every moving body. The terrain physics cache is not
+/* Terrain contact patches of every moving body. The terrain physics cache is not
  * thread-safe, so the chunk meshes the bodies will read are built first
  * (serially), then the cache is frozen and the bodies are collided in
  * parallel, each writing its own slots; if any query still missed a chunk
- * (the buried fallback's ray), all are redone serially after thawing.
- * Constraints are added in slot order: the result never depends on the
- * thread count. */
+ * (the buried fallback's ray), all are redone serially after thawing. */
 static void collide_terrain(q_bodies *b)
 {
-    b->terrain_constraints = 0;
     b->terrain_bodies.count = 0;
     for (uint32_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
@@ -486,18 +485,63 @@ static void collide_terrain(q_bodies *b)
     /* Rare (a buried body's ray reached an uncached chunk): which body's
      * answer lacked it is not known, so all are redone; the complete ones
      * come out the same. */
-    bool redo = q_tp_take_missed(b->tp);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t slot = b->terrain_bodies.data[i];
-        q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
-        if (redo) {
-            const q_body *o = &b->bodies.data[slot];
+    if (q_tp_take_missed(b->tp))
+        for (size_t i = 0; i < n; i++) {
+            const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
             q_xform t = q_body_frame(o);
-            b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out,
-                                                               Q_TERRAIN_MANIFOLDS);
+            q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+            b->terrain_counts.data[i] =
+                merge_terrain(out, (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out, Q_TERRAIN_MANIFOLDS));
         }
-        add_terrain_constraints(b, slot, out, b->terrain_counts.data[i]);
+}
+
+/* Constraints from a run of manifold sources (terrain bodies first, then
+ * body pairs), each writing its own precomputed slots (any thread). */
+typedef struct fill_job {
+    q_bodies *b;
+    size_t per_job, sources;
+} fill_job;
+
+static void fill_constraints(void *ctx, int index)
+{
+    fill_job *job = ctx;
+    q_bodies *b = job->b;
+    size_t nt = b->terrain_bodies.count, end = (size_t)(index + 1) * job->per_job;
+    if (end > job->sources)
+        end = job->sources;
+    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
+        q_constraint *c = &b->constraints.data[b->constraint_first.data[i]];
+        if (i < nt) {
+            uint32_t slot = b->terrain_bodies.data[i];
+            const q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+            for (int k = 0; k < b->terrain_counts.data[i]; k++) {
+                const q_terrain_manifold *f = &out[k];
+                if (f->m.count == 0)
+                    continue;
+                q_constraint_key key = {body_key(b, slot), q_phys_key(f->cx, f->cy, f->cz), f->m.key};
+                fill_constraint(b, c++, Q_TERRAIN, slot, &f->m, key, f->material);
+            }
+        } else {
+            size_t pi = i - nt;
+            uint32_t a = b->pairs.data[pi].a, s = b->pairs.data[pi].b;
+            for (int k = 0; k < b->pair_counts.data[pi]; k++) {
+                const q_manifold *m = &b->pair_manifolds.data[pi * Q_PAIR_MANIFOLDS + (size_t)k];
+                if (m->count == 0)
+                    continue;
+                q_constraint_key key = {body_key(b, a), body_key(b, s), m->key};
+                fill_constraint(b, c++, a, s, m, key, b->bodies.data[s].material);
+            }
+        }
     }
+}
+
+/* Manifolds with points among a source's first n. */
+static uint32_t terrain_constraint_count(const q_terrain_manifold *out, int n)
+{
+    uint32_t k = 0;
+    for (int i = 0; i < n; i++)
+        k += out[i].m.count > 0;
+    return k;
 }
 
 void q_bodies_collide(q_bodies *b)
@@ -514,21 +558,35 @@ void q_bodies_collide(q_bodies *b)
     index_previous(b);
 
     collide_terrain(b);
-
-    size_t n = b->pairs.count;
-    if (n == 0 || !q_array_reserve(&b->pair_manifolds, n * Q_PAIR_MANIFOLDS) ||
-        !q_array_reserve(&b->pair_counts, n))
+    size_t np = b->pairs.count;
+    if (np > 0) {
+        if (!q_array_reserve(&b->pair_manifolds, np * Q_PAIR_MANIFOLDS) || !q_array_reserve(&b->pair_counts, np))
+            np = 0; /* out of memory: no body pairs this step */
+        pair_job job = {b, 32};
+        q_jobs_for(b->jobs, (int)((np + job.per_job - 1) / job.per_job), collide_pairs, &job);
+    }
+    /* Where each source's constraints go: terrain bodies in slot order,
+     * then pairs in sweep order, whatever the thread count. */
+    size_t nt = b->terrain_bodies.count, sources = nt + np, total = 0;
+    b->terrain_constraints = 0;
+    if (sources == 0 || !q_array_reserve(&b->constraint_first, sources))
         return;
-    pair_job job = {b, 32};
-    q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_pairs, &job);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t a = b->pairs.data[i].a, s = b->pairs.data[i].b;
-        for (int k = 0; k < b->pair_counts.data[i]; k++) {
-            const q_manifold *m = &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS + (size_t)k];
-            q_constraint_key key = {body_key(b, a), body_key(b, s), m->key};
-            add_constraint(b, a, s, m, key, b->bodies.data[s].material);
+    for (size_t i = 0; i < sources; i++) {
+        b->constraint_first.data[i] = (uint32_t)total;
+        if (i < nt) {
+            total += terrain_constraint_count(&b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS],
+                                              b->terrain_counts.data[i]);
+            b->terrain_constraints += (size_t)b->terrain_counts.data[i];
+        } else {
+            for (int k = 0; k < b->pair_counts.data[i - nt]; k++)
+                total += b->pair_manifolds.data[(i - nt) * Q_PAIR_MANIFOLDS + (size_t)k].count > 0;
         }
     }
+    if (!q_array_reserve(&b->constraints, total))
+        return; /* out of memory: no contacts this step */
+    b->constraints.count = total;
+    fill_job job = {b, 16, sources};
+    q_jobs_for(b->jobs, (int)((sources + job.per_job - 1) / job.per_job), fill_constraints, &job);
 }
 
 /* ---- the solver ---- */
@@ -556,6 +614,7 @@ typedef struct solve_ctx {
     softness soft[2];
     double h, inv_h;
     q_wide_ctx wide;        /* the coloured constraints, four at a time */
+    size_t units;           /* of the copy into the solver's arrays (fill_unit) */
 } solve_ctx;
 
 static inline void apply(q_solver_body *A, q_solver_body *B, const q_solver_constraint *c, const q_row *row,
@@ -836,10 +895,16 @@ static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
     }
 }
 
+static void fill_unit(const solve_ctx *s, size_t u);
+
 static void solve_team(void *ctx, q_team *t)
 {
     const solve_ctx *s = ctx;
     size_t lo, hi;
+    share(t, s->units, &lo, &hi);
+    for (size_t u = lo; u < hi; u++)
+        fill_unit(s, u);
+    q_team_sync(t);
     /* entry 0 is the ground, which does not move */
     share(t, s->b->solver_bodies.count - 1, &lo, &hi);
     lo++;
@@ -944,10 +1009,10 @@ static void make_point(const q_solver_body *sb, const q_constraint *c, const q_s
     q->total_normal_impulse = p->total_normal_impulse;
 }
 
-/* Batches of four for each colour, in solve order, and their point slots
- * (as many as the batch's largest manifold), cleared; only for solve
- * positions before scalar_from (none with scalar_solve). False when out of
- * memory. */
+/* Batches of four for each colour, in solve order, with their point slots
+ * (as many as the batch's largest manifold); only for solve positions
+ * before scalar_from (none with scalar_solve). Filled by fill_unit. False
+ * when out of memory. */
 static bool make_batches(q_bodies *b, uint32_t scalar_from)
 {
     size_t nbatch = 0, nslots = 0;
@@ -961,32 +1026,81 @@ static bool make_batches(q_bodies *b, uint32_t scalar_from)
         return false;
     for (int k = 0; k < Q_COLOURS; k++)
         for (uint32_t j = b->colour_start[k]; j < b->colour_start[k + 1] && j < scalar_from; j += Q_LANES) {
-            uint32_t slots = 0;
-            for (uint32_t l = j; l < j + Q_LANES && l < b->colour_start[k + 1]; l++) {
-                uint32_t n = b->constraints.data[b->solve_order.data[l]].count;
-                slots = n > slots ? n : slots;
-            }
             q_wide_batch *w = &b->wide_batches.data[b->batch_start[k] + (j - b->colour_start[k]) / Q_LANES];
+            w->order = j;
+            w->lanes = b->colour_start[k + 1] - j < Q_LANES ? b->colour_start[k + 1] - j : Q_LANES;
+            w->slots = 0;
+            for (uint32_t l = j; l < j + w->lanes; l++) {
+                uint32_t n = b->constraints.data[b->solve_order.data[l]].count;
+                w->slots = n > w->slots ? n : w->slots;
+            }
             w->first = (uint32_t)nslots;
-            w->slots = slots;
-            nslots += slots;
+            nslots += w->slots;
         }
     if (!q_array_reserve(&b->wide_points, nslots))
         return false;
-    for (size_t i = 0; i < nbatch; i++) {
-        q_wide_batch *w = &b->wide_batches.data[i];
-        uint32_t first = w->first;
-        q_wide_clear(w, &b->wide_points.data[first], w->slots);
-        w->first = first;
-    }
     b->wide_batches.count = nbatch;
     b->wide_points.count = nslots;
     return true;
 }
 
-/* Copies what the passes read into the solver's arrays: the moving bodies
- * (entry 0 the ground), the constraints in solve order, and their points
- * (in batches for the coloured ones). False when out of memory. */
+/* The solver's copy of the constraint at solve position j (its points'
+ * place, `first`, is set by prepare_solver for the last group). */
+static q_solver_constraint *fill_header(q_bodies *b, uint32_t j)
+{
+    uint32_t ci = b->solve_order.data[j];
+    const q_constraint *c = &b->constraints.data[ci];
+    q_solver_constraint *d = &b->solver_constraints.data[j];
+    d->a = c->a_moves ? b->solver_index.data[c->a] : 0;
+    d->b = c->b_moves ? b->solver_index.data[c->b] : 0;
+    d->source = ci;
+    d->count = c->count;
+    d->turn_a = !c->round_a && c->a_moves;
+    d->turn_b = !c->round_b && c->b_moves;
+    d->one_sided = !(c->a_moves && c->b_moves);
+    v3_copy(d->normal, c->normal);
+    v3_copy(d->t1, c->t1);
+    v3_copy(d->t2, c->t2);
+    d->friction = c->friction;
+    b->solver_of.data[ci] = j;
+    return d;
+}
+
+/* One unit of the copy into the solver's arrays: a batch (units below the
+ * batch count) or one constraint of the last group. Units write disjoint
+ * memory, so the team splits them. */
+static void fill_unit(const solve_ctx *s, size_t u)
+{
+    q_bodies *b = s->b;
+    const q_solver_body *sb = s->bodies;
+    if (u < b->wide_batches.count) {
+        q_wide_batch *w = &b->wide_batches.data[u];
+        q_wide_point *slots = &b->wide_points.data[w->first];
+        q_wide_clear(w, slots);
+        for (uint32_t l = 0; l < w->lanes; l++) {
+            q_solver_constraint *d = fill_header(b, w->order + l);
+            const q_constraint *c = &b->constraints.data[d->source];
+            q_solver_point pts[Q_MANIFOLD_POINTS];
+            for (uint32_t k = 0; k < c->count; k++)
+                make_point(sb, c, d, k, &pts[k]);
+            d->first = UINT32_MAX;
+            q_wide_set_lane(w, slots, (int)l, d, pts);
+        }
+        return;
+    }
+    uint32_t j = b->scalar_from + (uint32_t)(u - b->wide_batches.count);
+    uint32_t first = b->solver_constraints.data[j].first;
+    q_solver_constraint *d = fill_header(b, j);
+    d->first = first;
+    const q_constraint *c = &b->constraints.data[d->source];
+    for (uint32_t k = 0; k < c->count; k++)
+        make_point(sb, c, d, k, &b->solver_points.data[first + k]);
+}
+
+/* Copies the moving bodies into the solver's array (entry 0 the ground)
+ * and lays out the constraints: batches for the coloured ones, point
+ * places for the last group. The constraints themselves are copied by the
+ * team (fill_unit). False when out of memory. */
 static bool prepare_solver(q_bodies *b, solve_ctx *s)
 {
     size_t nb = b->bodies.count, nc = b->constraints.count, np = 0, nm = 0;
@@ -1021,39 +1135,14 @@ static bool prepare_solver(q_bodies *b, solve_ctx *s)
     }
     b->solver_bodies.count = count;
     uint32_t first = 0;
-    for (size_t j = 0; j < nc; j++) {
-        uint32_t ci = b->solve_order.data[j];
-        const q_constraint *c = &b->constraints.data[ci];
-        q_solver_constraint *d = &b->solver_constraints.data[j];
-        d->a = c->a_moves ? b->solver_index.data[c->a] : 0;
-        d->b = c->b_moves ? b->solver_index.data[c->b] : 0;
-        d->source = ci;
-        d->count = c->count;
-        d->turn_a = !c->round_a && c->a_moves;
-        d->turn_b = !c->round_b && c->b_moves;
-        d->one_sided = !(c->a_moves && c->b_moves);
-        v3_copy(d->normal, c->normal);
-        v3_copy(d->t1, c->t1);
-        v3_copy(d->t2, c->t2);
-        d->friction = c->friction;
-        b->solver_of.data[ci] = (uint32_t)j;
-        if (j < scalar_from) {
-            uint32_t at = (uint32_t)j - b->colour_start[c->colour];
-            q_wide_batch *w = &b->wide_batches.data[b->batch_start[c->colour] + at / Q_LANES];
-            q_solver_point pts[Q_MANIFOLD_POINTS];
-            for (uint32_t k = 0; k < c->count; k++)
-                make_point(sb, c, d, k, &pts[k]);
-            d->first = UINT32_MAX;
-            q_wide_set_lane(w, &b->wide_points.data[w->first], (int)(at % Q_LANES), d, pts);
-        } else {
-            d->first = first;
-            for (uint32_t k = 0; k < c->count; k++)
-                make_point(sb, c, d, k, &b->solver_points.data[first + k]);
-            first += c->count;
-        }
+    for (uint32_t j = scalar_from; j < nc; j++) {
+        b->solver_constraints.data[j].first = first;
+        first += b->constraints.data[b->solve_order.data[j]].count;
     }
+    b->scalar_from = scalar_from;
     b->solver_constraints.count = nc;
     b->solver_points.count = np;
+    s->units = b->wide_batches.count + (nc - scalar_from);
     s->bodies = sb;
     s->constraints = b->solver_constraints.data;
     s->points = b->solver_points.data;

@@ -223,13 +223,15 @@ static void clear_lane(q_wide_point *p, int l)
         d[Q_LANES * i + (size_t)l] = 0;
 }
 
-void q_wide_clear(q_wide_batch *batch, q_wide_point *slots, uint32_t nslots)
+void q_wide_clear(q_wide_batch *batch, q_wide_point *slots)
 {
+    q_wide_batch kept = *batch;
     memset(batch, 0, sizeof *batch);
-    batch->slots = nslots;
-    for (int l = 0; l < Q_LANES; l++)
-        for (uint32_t i = 0; i < nslots; i++)
-            clear_lane(&slots[i], l);
+    batch->slots = kept.slots;
+    batch->first = kept.first;
+    batch->order = kept.order;
+    batch->lanes = kept.lanes;
+    memset(slots, 0, kept.slots * sizeof *slots);
 }
 
 static void put_row(q_wide_row *w, int l, const q_row *r)

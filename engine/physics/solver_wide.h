@@ -47,6 +47,7 @@ typedef struct q_wide_batch {
     uint32_t count[Q_LANES];         /* points per lane (0: empty lane) */
     uint32_t slots;                  /* the largest count */
     uint32_t first;                  /* its first point slot */
+    uint32_t order, lanes;           /* lane 0's solve position; lanes in use */
     bool any_a, any_b, any_turn_a, any_turn_b; /* some lane's A moves, ... (else that work is skipped) */
     q_vm a_moves, b_moves, turn_a, turn_b, one_sided;
     q_vd normal[3], t1[3], t2[3], friction;
@@ -65,11 +66,11 @@ enum { Q_WIDE_WARM, Q_WIDE_SOLVE, Q_WIDE_RELAX };
 /* One pass (Q_WIDE_*) over batches [lo, hi); forward as in solver.c. */
 void q_wide_pass(const q_wide_ctx *w, size_t lo, size_t hi, int pass, bool forward);
 
-/* An empty batch of nslots point slots (at least the largest count of the
- * constraints it will hold); its lanes are then set from scalar
- * constraints and their points with q_wide_set_lane. Lanes left unset stay
- * empty. */
-void q_wide_clear(q_wide_batch *batch, q_wide_point *slots, uint32_t nslots);
+/* Empties a batch whose slots, first, order and lanes are set (slots at
+ * least the largest count of the constraints it will hold) and its point
+ * slots; its lanes are then set from scalar constraints and their points
+ * with q_wide_set_lane. Lanes left unset stay empty. */
+void q_wide_clear(q_wide_batch *batch, q_wide_point *slots);
 void q_wide_set_lane(q_wide_batch *batch, q_wide_point *slots, int lane, const q_solver_constraint *c,
                      const q_solver_point *points);
 /* A lane's point as a scalar point (or only its impulses), and its
