@@ -180,6 +180,7 @@ struct q_bodies {
     Q_ARRAY(struct q_wide_point) wide_points;
     uint32_t batch_start[Q_COLOURS + 1];        /* colour c: wide_batches[start[c], start[c + 1]) */
     bool scalar_solve; /* tests: every constraint through solver.c's scalar passes, none in batches */
+    bool wide_baseline; /* tests: batches through the x86-64 baseline build, not the AVX2 one */
     uint32_t scalar_from;  /* solve positions from here on are solved one by one (the last group) */
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
     Q_ARRAY(int) pair_counts;

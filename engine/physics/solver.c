@@ -1153,7 +1153,8 @@ static bool prepare_solver(q_bodies *b, solve_ctx *s)
                            {s->soft[0].mass_scale, s->soft[1].mass_scale},
                            {s->soft[0].impulse_scale, s->soft[1].impulse_scale},
                            s->inv_h,
-                           MAX_PUSH_SPEED};
+                           MAX_PUSH_SPEED,
+                           b->wide_baseline};
     return true;
 }
 

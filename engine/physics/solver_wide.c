@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-/* Every helper below is forced inline, so that each clone of q_wide_pass
- * gets its own copy compiled for its target. */
+/* Every helper below is forced inline, so that each version of the pass
+ * (pass_avx2, pass_baseline) gets its own copy compiled for its target. */
 #define WIDE static inline __attribute__((always_inline))
 /* (They pass 32-byte vectors by value, which would change the calling
  * convention between the baseline and AVX if they were ever called; being
@@ -187,8 +187,7 @@ WIDE void solve(const q_wide_ctx *w, const q_wide_batch *c, q_wide_point *pts, s
     }
 }
 
-__attribute__((target_clones("avx2", "default"))) void q_wide_pass(const q_wide_ctx *w, size_t lo, size_t hi,
-                                                                   int pass, bool forward)
+WIDE void pass_body(const q_wide_ctx *w, size_t lo, size_t hi, int pass, bool forward)
 {
     for (size_t j = lo; j < hi; j++) {
         const q_wide_batch *c = &w->batches[forward ? j : lo + hi - 1 - j];
@@ -212,6 +211,36 @@ __attribute__((target_clones("avx2", "default"))) void q_wide_pass(const q_wide_
             scatter(w->bodies, c->b, c->b_moves, &B);
     }
 }
+
+/* The pass compiled twice on x86-64, for AVX2 (four doubles a vector op)
+ * and for the baseline (two), and picked by what the processor has, at each
+ * call rather than through an ifunc (target_clones), whose resolver runs
+ * before sanitizers start. Other processors get the generic build. */
+static void pass_baseline(const q_wide_ctx *w, size_t lo, size_t hi, int pass, bool forward)
+{
+    pass_body(w, lo, hi, pass, forward);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) static void pass_avx2(const q_wide_ctx *w, size_t lo, size_t hi, int pass,
+                                                     bool forward)
+{
+    pass_body(w, lo, hi, pass, forward);
+}
+
+void q_wide_pass(const q_wide_ctx *w, size_t lo, size_t hi, int pass, bool forward)
+{
+    if (!w->baseline && __builtin_cpu_supports("avx2"))
+        pass_avx2(w, lo, hi, pass, forward);
+    else
+        pass_baseline(w, lo, hi, pass, forward);
+}
+#else
+void q_wide_pass(const q_wide_ctx *w, size_t lo, size_t hi, int pass, bool forward)
+{
+    pass_baseline(w, lo, hi, pass, forward);
+}
+#endif
 
 /* ---- moving data in and out ---- */
 

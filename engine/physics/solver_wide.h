@@ -10,7 +10,7 @@
  * spec/c/bodies_test.c checks it against the scalar path (q_bodies's
  * scalar_solve) on a scene of mixed shapes and materials. Written with
  * GCC's vector extensions; q_wide_pass is compiled for AVX2 and for the
- * baseline, picked when the program loads (target_clones).
+ * x86-64 baseline and picks one by what the processor has.
  *
  * A batch holds the constraints' shared data per lane (bodies, directions,
  * friction, which sides move and turn) and up to Q_MANIFOLD_POINTS point
@@ -59,6 +59,7 @@ typedef struct q_wide_ctx {
     q_wide_point *points;
     double bias_rate[2], mass_scale[2], impulse_scale[2]; /* [one_sided] */
     double inv_h, max_push;
+    bool baseline; /* tests: the baseline build even where AVX2 is there */
 } q_wide_ctx;
 
 enum { Q_WIDE_WARM, Q_WIDE_SOLVE, Q_WIDE_RELAX };

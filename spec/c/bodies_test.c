@@ -230,10 +230,13 @@ static void test_determinism(void)
  * thrown onto hills into piles that touch, 300 steps. The two paths must
  * give bit-equal hashes, on one thread and on three; the batched run must
  * really have used batches. */
-static uint64_t batched_hash(int threads, bool scalar, size_t *most_batches)
+enum { SOLVE_SCALAR, SOLVE_BATCHED, SOLVE_BATCHED_BASELINE };
+
+static uint64_t batched_hash(int threads, int how, size_t *most_batches)
 {
     scene s = make_scene(threads, Q_GEN_HILLS, false, 0);
-    s.bodies->scalar_solve = scalar;
+    s.bodies->scalar_solve = how == SOLVE_SCALAR;
+    s.bodies->wide_baseline = how == SOLVE_BATCHED_BASELINE;
     static const char *mats[3] = {"rock", "wood", "glass"};
     const double hull_pts[] = {-0.5, -0.4, -0.3, 0.5, -0.4, -0.3, 0, 0.5, -0.3, 0, 0, 0.6, 0.2, -0.3, 0.4, -0.3, 0.2, 0.1};
     char err[256];
@@ -268,14 +271,17 @@ static uint64_t batched_hash(int threads, bool scalar, size_t *most_batches)
 
 static void test_batched_solve(void)
 {
-    size_t batches[4];
-    uint64_t scalar = batched_hash(1, true, &batches[0]), wide = batched_hash(1, false, &batches[1]),
-             scalar3 = batched_hash(3, true, &batches[2]), wide3 = batched_hash(3, false, &batches[3]);
-    printf("# batched solve: scalar %016llx batched %016llx (up to %zu batches), three threads %016llx %016llx\n",
-           (unsigned long long)scalar, (unsigned long long)wide, batches[1], (unsigned long long)scalar3,
-           (unsigned long long)wide3);
+    size_t batches[5];
+    uint64_t scalar = batched_hash(1, SOLVE_SCALAR, &batches[0]), wide = batched_hash(1, SOLVE_BATCHED, &batches[1]),
+             base = batched_hash(1, SOLVE_BATCHED_BASELINE, &batches[2]),
+             scalar3 = batched_hash(3, SOLVE_SCALAR, &batches[3]), wide3 = batched_hash(3, SOLVE_BATCHED, &batches[4]);
+    printf("# batched solve: scalar %016llx batched %016llx (up to %zu batches), baseline build %016llx, "
+           "three threads %016llx %016llx\n",
+           (unsigned long long)scalar, (unsigned long long)wide, batches[1], (unsigned long long)base,
+           (unsigned long long)scalar3, (unsigned long long)wide3);
     report("the batched solve gives the scalar solve's hash, bit for bit", scalar == wide && batches[1] > 20 &&
                                                                               batches[0] == 0);
+    report("... in its baseline (non-AVX2) build too", base == wide);
     report("... on three threads as well", scalar3 == wide && wide3 == wide);
 }
 
