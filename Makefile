@@ -57,7 +57,11 @@ deps:
 
 $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS) $(OBJ_OPT) -MMD -MP -c $< -o $@
+
+# The rigid-body step's loops (narrowphase, solver) at -O3: 3% off a
+# 1000-box step, same results (no fast-math; C11 mode keeps fp-contract off).
+$(BUILD)/obj/engine/physics/%.o: OBJ_OPT := -O3
 
 $(BUILD)/libquarry.a: $(ENGINE_OBJ)
 	@rm -f $@
