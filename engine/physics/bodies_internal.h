@@ -1,10 +1,12 @@
 /* Private to the rigid bodies: the body record, contact constraints and the
- * step stages shared by bodies.c (storage, API, queries) and solver.c (the
- * step). See bodies.h for the design. */
+ * step stages shared by bodies.c (storage, API, queries), contacts.c (pairs
+ * and constraints), solver.c and solver_wide.c (the solve, sleep). See
+ * bodies.h for the design. */
 #ifndef Q_BODIES_INTERNAL_H
 #define Q_BODIES_INTERNAL_H
 
 #include "core/array.h"
+#include "core/vec3.h"
 #include "physics/bodies.h"
 
 /* Tolerances in metres and seconds. */
@@ -164,10 +166,10 @@ struct q_bodies {
     /* step data */
     Q_ARRAY(uint32_t) order;          /* SAP order (kept from step to step) */
     Q_ARRAY(q_sweep_box) sweep;       /* the bodies' grown bounds in SAP order */
-    int sweep_axis;                   /* 0: X (see solver.c, sweep) */
+    int sweep_axis;                   /* 0: X (see contacts.c, sweep) */
     Q_ARRAY(q_pair) pairs;
     Q_ARRAY(q_constraint) constraints, previous;
-    Q_ARRAY(uint32_t) previous_table; /* last step's constraints by key (solver.c, index_previous) */
+    Q_ARRAY(uint32_t) previous_table; /* last step's constraints by key (contacts.c, index_previous) */
     Q_ARRAY(uint32_t) colour_masks;   /* per body slot: colours it is in (solve scratch) */
     Q_ARRAY(uint32_t) solve_order;    /* constraint indices by colour */
     uint32_t colour_start[Q_COLOURS + 2]; /* colour c: solve_order[start[c], start[c + 1]) */
@@ -198,6 +200,18 @@ struct q_bodies {
 };
 #define Q_PAIR_MANIFOLDS 8
 
+/* Whether a body moves in this step (alive, not static, not asleep). */
+static inline bool q_body_moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }
+
+/* Relative velocity of B against A at the point along the row's direction,
+ * from the sides' linear and angular velocities. */
+static inline double q_row_speed(const double va[3], const double wa[3], const double vb[3], const double wb[3],
+                                 const q_row *row, const double d[3])
+{
+    return (vb[0] - va[0]) * d[0] + (vb[1] - va[1]) * d[1] + (vb[2] - va[2]) * d[2] + v3_dot(wb, row->jb) -
+           v3_dot(wa, row->ja);
+}
+
 /* Frees what a body record owns and zeroes it. */
 void q_body_free(q_body *body);
 /* Fills the buoyancy samples from the shape, com and volume. */
@@ -210,7 +224,8 @@ q_xform q_body_frame(const q_body *body);
 /* Wakes a body and its sleeping island. */
 void q_body_wake(q_bodies *b, q_body *body);
 
-/* solver.c: the step's stages. */
+/* The step's stages: pairs and constraints (contacts.c), then the solve,
+ * buoyancy and sleep (solver.c). */
 void q_bodies_find_pairs(q_bodies *b, double dt);
 void q_bodies_collide(q_bodies *b);
 void q_bodies_solve(q_bodies *b, double dt);

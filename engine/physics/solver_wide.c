@@ -72,7 +72,7 @@ WIDE void rotate(const vd q[4], const vd v[3], vd o[3])
         o[k] = v[k] + q[3] * t[k] + c[k];
 }
 
-/* row_speed */
+/* q_row_speed (bodies_internal.h) */
 WIDE vd speed(const side *A, const side *B, const q_wide_row *row, const vd d[3])
 {
     return (B->v[0] - A->v[0]) * d[0] + (B->v[1] - A->v[1]) * d[1] + (B->v[2] - A->v[2]) * d[2] +
