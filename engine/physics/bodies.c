@@ -7,6 +7,7 @@
 #include "core/vec3.h"
 #include "physics/bodies_internal.h"
 #include "physics/physics_internal.h"
+#include "physics/solver_wide.h"
 #include "voxel/material.h"
 
 #include <math.h>
@@ -59,14 +60,23 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->pairs);
     q_array_free(&b->constraints);
     q_array_free(&b->previous);
-    q_array_free(&b->previous_keys);
+    q_array_free(&b->previous_table);
     q_array_free(&b->colour_masks);
     q_array_free(&b->solve_order);
+    q_array_free(&b->solver_bodies);
+    q_array_free(&b->solver_index);
+    q_array_free(&b->sweep);
+    q_array_free(&b->solver_of);
+    q_array_free(&b->solver_constraints);
+    q_array_free(&b->solver_points);
+    q_array_free(&b->wide_batches);
+    q_array_free(&b->wide_points);
     q_array_free(&b->pair_manifolds);
     q_array_free(&b->pair_counts);
     q_array_free(&b->terrain_scratch);
     q_array_free(&b->terrain_bodies);
     q_array_free(&b->terrain_counts);
+    q_array_free(&b->constraint_first);
     q_array_free(&b->events);
     q_array_free(&b->breakages);
     q_array_free(&b->parent);
@@ -819,9 +829,15 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->pair_manifolds.capacity * sizeof(q_manifold) + b->pair_counts.capacity * sizeof(int) +
               b->terrain_scratch.capacity * sizeof(q_terrain_manifold) +
               b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
+              b->constraint_first.capacity * sizeof(uint32_t) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
-              b->least.capacity * sizeof(double) + b->previous_keys.capacity * sizeof(q_key_index) +
-              (b->colour_masks.capacity + b->solve_order.capacity) * sizeof(uint32_t);
+              b->least.capacity * sizeof(double) + b->previous_table.capacity * sizeof(uint32_t) +
+              (b->colour_masks.capacity + b->solve_order.capacity + b->solver_index.capacity + b->solver_of.capacity) *
+                  sizeof(uint32_t) +
+              b->solver_bodies.capacity * sizeof(q_solver_body) + b->sweep.capacity * sizeof(q_sweep_box) +
+              b->solver_constraints.capacity * sizeof(q_solver_constraint) +
+              b->solver_points.capacity * sizeof(q_solver_point) +
+              b->wide_batches.capacity * sizeof(q_wide_batch) + b->wide_points.capacity * sizeof(q_wide_point);
     for (size_t i = 0; i < b->bodies.count; i++)
         s.bytes += b->bodies.data[i].sample_count * sizeof *b->bodies.data[i].samples;
     s.ms_broadphase = b->ms_broadphase;

@@ -9,8 +9,9 @@
  *   1. wake sleepers whose bounds a terrain edit touched;
  *   2. pairs: bodies sorted along X (sweep and prune, ties broken by slot),
  *      bounds grown by how far each body moves in the step;
- *   3. narrowphase (in parallel on the world's workers; every pair writes its
- *      own slot, so the result never depends on the thread count): body-body
+ *   3. narrowphase (contacts.c; in parallel on the world's workers: every
+ *      body and pair writes its own slots, so the result never depends on
+ *      the thread count, and so are the constraints built from it): body-body
  *      manifolds and one manifold per (body, terrain chunk) pair, kept while
  *      the surfaces are closer than the distance they may close in the step
  *      (speculative contacts: a fast body cannot pass through a thin wall);
@@ -21,9 +22,11 @@
  *      step": 30 Hz between moving bodies, 60 Hz against the terrain and
  *      immovable bodies), position integration, and a relax pass without
  *      bias. Constraints are coloured so that no two of a colour share a
- *      moving body, and solved colour by colour; with 256 or more of them
- *      the world's threads split each colour (the order, so the result, is
- *      the same on any number of threads);
+ *      moving body, and solved colour by colour, four of a colour at once
+ *      in vector lanes (solver_wide.h; bit for bit the one-at-a-time
+ *      arithmetic); with 256 or more of them the world's threads split each
+ *      colour (the order, so the result, is the same on any number of
+ *      threads);
  *   6. restitution from the approach speed before the step; islands of
  *      touching bodies fall asleep together after 0.5 s below the sleep
  *      velocities; events for new contacts.

@@ -1,10 +1,12 @@
 /* Private to the rigid bodies: the body record, contact constraints and the
- * step stages shared by bodies.c (storage, API, queries) and solver.c (the
- * step). See bodies.h for the design. */
+ * step stages shared by bodies.c (storage, API, queries), contacts.c (pairs
+ * and constraints), solver.c and solver_wide.c (the solve, sleep). See
+ * bodies.h for the design. */
 #ifndef Q_BODIES_INTERNAL_H
 #define Q_BODIES_INTERNAL_H
 
 #include "core/array.h"
+#include "core/vec3.h"
 #include "physics/bodies.h"
 
 /* Tolerances in metres and seconds. */
@@ -69,7 +71,6 @@ typedef struct q_contact {
     double ra[3], rb[3];     /* anchors from the centres of mass, world axes at step start */
     double rb_local[3], ra_local[3]; /* the same in the bodies' frames, to follow rotation */
     double separation;       /* at step start, minus the anchors' normal offset */
-    q_row rows[3];           /* normal, t1, t2 */
     double normal_impulse, tangent_impulse[2], max_normal_impulse;
     double relative_velocity; /* normal velocity at step start (< 0 approaching) */
     double total_normal_impulse; /* over the step's substeps */
@@ -102,15 +103,46 @@ typedef struct q_constraint {
 } q_constraint;
 #define Q_TERRAIN UINT32_MAX
 
+/* A body's bounds grown by its margin, for sweep and prune. */
+typedef struct q_sweep_box {
+    double min[3], max[3];
+    uint32_t slot;
+} q_sweep_box;
+
 typedef struct q_pair {
     uint32_t a, b;
 } q_pair;
 
-/* Last step's constraint keys, sorted, with their index in `previous`. */
-typedef struct q_key_index {
-    q_constraint_key key;
-    uint32_t index;
-} q_key_index;
+
+/* The solver's own copies for one step (solver.c), laid out for its passes:
+ * the moving bodies' state in one compact array (entry 0 is the immovable
+ * ground: zero velocity, no inverse mass), and the constraints with their
+ * points in solve order, so that a pass reads memory front to back. The
+ * impulses go back to the q_constraint points after the solve. */
+typedef struct q_solver_body {
+    double v[3], w[3];
+    double x[3], x0[3], q[4];
+    double inv_inertia[9];
+    double inv_mass;
+    uint32_t slot;
+} q_solver_body;
+
+typedef struct q_solver_point {
+    double anchor_a[3], anchor_b[3]; /* in the body's frame where it turns with it, else world */
+    double separation;
+    q_row rows[3];           /* normal, t1, t2 */
+    double normal_impulse, tangent_impulse[2], max_normal_impulse, total_normal_impulse;
+} q_solver_point;
+
+typedef struct q_solver_constraint {
+    uint32_t a, b;           /* q_solver_body indices (0: immovable) */
+    uint32_t first, source;  /* first point in the solver's points; index in constraints */
+    uint32_t count;
+    bool turn_a, turn_b;     /* anchors follow the side's rotation */
+    bool one_sided;          /* against an immovable side: the stiffer softness */
+    double normal[3], t1[3], t2[3];
+    double friction;
+} q_solver_constraint;
 
 /* Constraints are solved colour by colour: no two constraints of one colour
  * share a moving body, so a colour's constraints can be solved at once on
@@ -132,19 +164,32 @@ struct q_bodies {
     uint64_t terrain_version;
 
     /* step data */
-    Q_ARRAY(uint32_t) order;          /* SAP order */
-    int sweep_axis;                   /* 0: X (see solver.c, sweep) */
+    Q_ARRAY(uint32_t) order;          /* SAP order (kept from step to step) */
+    Q_ARRAY(q_sweep_box) sweep;       /* the bodies' grown bounds in SAP order */
+    int sweep_axis;                   /* 0: X (see contacts.c, sweep) */
     Q_ARRAY(q_pair) pairs;
     Q_ARRAY(q_constraint) constraints, previous;
-    Q_ARRAY(q_key_index) previous_keys;
+    Q_ARRAY(uint32_t) previous_table; /* last step's constraints by key (contacts.c, index_previous) */
     Q_ARRAY(uint32_t) colour_masks;   /* per body slot: colours it is in (solve scratch) */
     Q_ARRAY(uint32_t) solve_order;    /* constraint indices by colour */
     uint32_t colour_start[Q_COLOURS + 2]; /* colour c: solve_order[start[c], start[c + 1]) */
+    Q_ARRAY(q_solver_body) solver_bodies;
+    Q_ARRAY(uint32_t) solver_index;   /* per body slot: its q_solver_body (0: immovable) */
+    Q_ARRAY(q_solver_constraint) solver_constraints; /* in solve order */
+    Q_ARRAY(uint32_t) solver_of;      /* per constraint: its q_solver_constraint */
+    Q_ARRAY(q_solver_point) solver_points;      /* of the last group (no colour) */
+    Q_ARRAY(struct q_wide_batch) wide_batches;  /* coloured constraints, four a batch (solver_wide.h) */
+    Q_ARRAY(struct q_wide_point) wide_points;
+    uint32_t batch_start[Q_COLOURS + 1];        /* colour c: wide_batches[start[c], start[c + 1]) */
+    bool scalar_solve; /* tests: every constraint through solver.c's scalar passes, none in batches */
+    bool wide_baseline; /* tests: batches through the x86-64 baseline build, not the AVX2 one */
+    uint32_t scalar_from;  /* solve positions from here on are solved one by one (the last group) */
     Q_ARRAY(q_manifold) pair_manifolds; /* Q_PAIR_MANIFOLDS per pair, filled in parallel */
     Q_ARRAY(int) pair_counts;
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */
     Q_ARRAY(uint32_t) terrain_bodies;  /* moving bodies near solid terrain */
-    Q_ARRAY(int) terrain_counts;       /* manifolds of each */
+    Q_ARRAY(int) terrain_counts;       /* contact patches of each (merged manifolds) */
+    Q_ARRAY(uint32_t) constraint_first; /* per terrain body, then per pair: its first constraint */
     Q_ARRAY(q_contact_event) events;
     Q_ARRAY(q_breakage) breakages;
     Q_ARRAY(uint32_t) parent;         /* islands (union-find) */
@@ -154,6 +199,18 @@ struct q_bodies {
     double ms_broadphase, ms_narrowphase, ms_solver;
 };
 #define Q_PAIR_MANIFOLDS 8
+
+/* Whether a body moves in this step (alive, not static, not asleep). */
+static inline bool q_body_moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }
+
+/* Relative velocity of B against A at the point along the row's direction,
+ * from the sides' linear and angular velocities. */
+static inline double q_row_speed(const double va[3], const double wa[3], const double vb[3], const double wb[3],
+                                 const q_row *row, const double d[3])
+{
+    return (vb[0] - va[0]) * d[0] + (vb[1] - va[1]) * d[1] + (vb[2] - va[2]) * d[2] + v3_dot(wb, row->jb) -
+           v3_dot(wa, row->ja);
+}
 
 /* Frees what a body record owns and zeroes it. */
 void q_body_free(q_body *body);
@@ -167,7 +224,8 @@ q_xform q_body_frame(const q_body *body);
 /* Wakes a body and its sleeping island. */
 void q_body_wake(q_bodies *b, q_body *body);
 
-/* solver.c: the step's stages. */
+/* The step's stages: pairs and constraints (contacts.c), then the solve,
+ * buoyancy and sleep (solver.c). */
 void q_bodies_find_pairs(q_bodies *b, double dt);
 void q_bodies_collide(q_bodies *b);
 void q_bodies_solve(q_bodies *b, double dt);

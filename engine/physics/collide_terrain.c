@@ -69,7 +69,7 @@ typedef struct gather {
     ttri tris[Q_TERRAIN_TRIS];
     int ntris;
     uint16_t table[4 * Q_TERRAIN_TRIS]; /* edge hash: 1 + (tri << 2 | k), 0 empty */
-    uint32_t hsize;
+    uint32_t hsize;      /* 0 until build_edge_table runs (on the first edge_internal) */
     bool truncated;
 } gather;
 
@@ -211,9 +211,12 @@ static void build_edge_table(gather *g)
  * gathered has one outside the query box, where the shape cannot touch it:
  * it counts as internal (else a box resting on flat ground gets sideways
  * normals from triangle corners at the edge of the gathered patch).
- * Computed on demand, in grid units. */
-static bool edge_internal(const gather *g, const ttri *tr, int k)
+ * Computed on demand, in grid units; the edge table is built on the
+ * first call for a gathered set (most sets never need it). */
+static bool edge_internal(gather *g, const ttri *tr, int k)
 {
+    if (g->hsize == 0)
+        build_edge_table(g);
     const int32_t *a = tr->g[k], *b = tr->g[(k + 1) % 3];
     uint32_t h = hash_edge(b, a) & (g->hsize - 1);
     for (; g->table[h]; h = (h + 1) & (g->hsize - 1)) {
@@ -243,7 +246,7 @@ typedef struct tcontact {
     uint8_t material;
 } tcontact;
 
-static int collide_triangle(const gather *g, const ttri *t, const q_collider *s, const q_poly *body,
+static int collide_triangle(gather *g, const ttri *t, const q_collider *s, const q_poly *body,
                             const q_convex *core, double margin, q_manifold *m)
 {
     double v[3][3];
@@ -389,7 +392,7 @@ static size_t collide_convex(q_terrain_physics *tp, const q_collider *s, const q
             n_out += buried(tp, s, t, out + n_out);
         return n_out;
     }
-    build_edge_table(g);
+    g->hsize = 0; /* edge table: built when first needed */
     tcontact pts[Q_CLIP_POINTS];
     int np = 0;
     /* triangles arrive chunk by chunk: flush at each chunk change */

@@ -1,6 +1,6 @@
-/* The rigid-body step's stages: pairs (sweep and prune), narrowphase into
- * contact constraints with warm starting, the soft-step solver with
- * substeps, buoyancy, islands and sleeping. See bodies.h for the outline.
+/* The rigid-body step's last stages: the soft-step solver with substeps
+ * over the constraints contacts.c made, contact events, buoyancy, islands
+ * and sleeping. See bodies.h for the outline.
  *
  * The solver follows Box2D v3's "soft step": each substep integrates
  * velocities, re-applies the accumulated impulses (warm start), solves
@@ -11,8 +11,8 @@
  */
 #include "core/vec3.h"
 #include "physics/bodies_internal.h"
-#include "physics/collide_internal.h"
 #include "physics/physics_internal.h"
+#include "physics/solver_wide.h"
 #include "voxel/material.h"
 
 #include <math.h>
@@ -31,130 +31,12 @@
 #define CONTACT_DAMPING 10.0
 #define MAX_PUSH_SPEED 3.0  /* m/s: how fast overlap is resolved */
 #define WATER_DRAG 1.5      /* 1/s, linear and angular, when fully submerged */
-
-/* A body that cannot move in this step (the terrain, static or sleeping):
- * zero velocity, no inverse mass, at rest in its place. */
-static q_body ground = {.q = {0, 0, 0, 1}, .q0 = {0, 0, 0, 1}};
-
-static bool moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }
-
-static q_body *side(q_bodies *b, uint32_t slot)
-{
-    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]))
-        return &ground;
-    return &b->bodies.data[slot];
-}
-
-/* ---- pairs ---- */
-
-static int compare_order(const void *pa, const void *pb, void *ctx)
-{
-    const q_bodies *b = ctx;
-    uint32_t i = *(const uint32_t *)pa, j = *(const uint32_t *)pb;
-    double xi = b->bodies.data[i].gmin[b->sweep_axis], xj = b->bodies.data[j].gmin[b->sweep_axis];
-    if (xi != xj)
-        return xi < xj ? -1 : 1;
-    return i < j ? -1 : i > j;
-}
-
-static void grow_bounds(q_bodies *b, double dt)
-{
-    for (size_t i = 0; i < b->bodies.count; i++) {
-        q_body *o = &b->bodies.data[i];
-        if (!o->alive)
-            continue;
-        v3_copy(o->x0, o->x);
-        memcpy(o->q0, o->q, sizeof o->q);
-        /* How far the surface may travel this step: contacts within that
-         * distance are kept as speculative ones. */
-        o->margin = Q_SPECULATIVE;
-        if (moving(o)) {
-            double v[3];
-            v3_copy(v, o->v);
-            v3_madd(v, b->gravity, dt);
-            o->margin += (v3_len(v) + v3_len(o->w) * o->radius) * dt;
-        }
-        for (int a = 0; a < 3; a++)
-            o->gmin[a] = o->min[a] - o->margin, o->gmax[a] = o->max[a] + o->margin;
-    }
-}
-
-/* Sweep and prune along X. Returns true when a moving body ran into a
- * sleeping one and woke its island (the caller then sweeps again). The
- * pairs come out in sweep order, which is the solver's order: sweeping
- * along the axis of largest spread would be quicker for tall stacks, but
- * the solve order it gives left a 210-box pyramid creeping and awake. */
-static bool sweep(q_bodies *b)
-{
-    b->pairs.count = 0;
-    bool woke = false;
-    uint32_t *order = b->order.data;
-    int ax = b->sweep_axis, a1 = (ax + 1) % 3, a2 = (ax + 2) % 3;
-    for (size_t i = 0; i < b->order.count; i++) {
-        q_body *p = &b->bodies.data[order[i]];
-        for (size_t j = i + 1; j < b->order.count; j++) {
-            q_body *o = &b->bodies.data[order[j]];
-            if (o->gmin[ax] > p->gmax[ax])
-                break;
-            if (o->gmin[a1] > p->gmax[a1] || p->gmin[a1] > o->gmax[a1] || o->gmin[a2] > p->gmax[a2] ||
-                p->gmin[a2] > o->gmax[a2])
-                continue;
-            if (!moving(p) && !moving(o))
-                continue;
-            q_body *mover = moving(p) ? p : o, *other = moving(p) ? o : p;
-            if (other->sleeping && mover->sleep_time == 0) {
-                q_body_wake(b, other);
-                woke = true;
-            }
-            uint32_t s = order[i] < order[j] ? order[i] : order[j], t = order[i] ^ order[j] ^ s;
-            if (!q_array_push(&b->pairs, ((q_pair){s, t})))
-                return woke; /* out of memory: pairs beyond this are missed this step */
-        }
-    }
-    return woke;
-}
-
-void q_bodies_find_pairs(q_bodies *b, double dt)
-{
-    b->order.count = 0;
-    if (!q_array_reserve(&b->order, b->live))
-        return;
-    for (uint32_t i = 0; i < b->bodies.count; i++)
-        if (b->bodies.data[i].alive)
-            b->order.data[b->order.count++] = i;
-    for (int pass = 0; pass < 4; pass++) {
-        grow_bounds(b, dt);
-        if (b->order.count > 1)
-            qsort_r(b->order.data, b->order.count, sizeof(uint32_t), compare_order, b);
-        if (!sweep(b))
-            break;
-    }
-}
-
-/* ---- narrowphase and constraints ---- */
-
-static int compare_key(const void *pa, const void *pb)
-{
-    const q_constraint_key *x = pa, *y = pb;
-    if (x->a != y->a)
-        return x->a < y->a ? -1 : 1;
-    if (x->b != y->b)
-        return x->b < y->b ? -1 : 1;
-    return x->c < y->c ? -1 : x->c > y->c;
-}
-
-
-static uint64_t body_key(const q_bodies *b, uint32_t slot)
-{
-    return (uint64_t)slot << 32 | b->handles.generations[slot];
-}
-
 static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 /* Fills a row for direction d at anchors ra (on A) and rb (on B). */
-static void make_row(const q_body *A, const q_body *B, const double ra[3], const double rb[3], const double d[3],
-                     q_row *row)
+static void make_row(const q_solver_body *A, const q_solver_body *B, const double ra[3], const double rb[3],
+                     const double d[3], q_row *row)
 {
     v3_cross(row->ja, ra, d);
     v3_cross(row->jb, rb, d);
@@ -164,291 +46,25 @@ static void make_row(const q_body *A, const q_body *B, const double ra[3], const
     row->mass = k > 0 ? 1 / k : 0;
 }
 
-/* Relative velocity of B against A at the point along the row's direction. */
-static inline double row_velocity(const q_body *A, const q_body *B, const q_row *row, const double d[3])
-{
-    return (B->v[0] - A->v[0]) * d[0] + (B->v[1] - A->v[1]) * d[1] + (B->v[2] - A->v[2]) * d[2] +
-           v3_dot(B->w, row->jb) - v3_dot(A->w, row->ja);
-}
 
-/* An impulse P along the row's direction: -P on A, +P on B. */
-static inline void row_apply(const q_constraint *c, q_body *A, q_body *B, const q_row *row, const double d[3],
-                             double P)
+/* An impulse P along the row's direction on one side (sign -1 for A, +1
+ * for B): velocity by inv_mass P d, angular velocity by P times the row's
+ * inverse-inertia arm. */
+static inline void push_a(double v[3], double w[3], double inv_mass, const double arm[3], const double d[3], double P)
 {
-    if (c->a_moves) {
-        double m = A->inv_mass * P;
-        for (int i = 0; i < 3; i++) {
-            A->v[i] -= m * d[i];
-            A->w[i] -= P * row->ia[i];
-        }
-    }
-    if (c->b_moves) {
-        double m = B->inv_mass * P;
-        for (int i = 0; i < 3; i++) {
-            B->v[i] += m * d[i];
-            B->w[i] += P * row->ib[i];
-        }
+    double m = inv_mass * P;
+    for (int i = 0; i < 3; i++) {
+        v[i] -= m * d[i];
+        w[i] -= P * arm[i];
     }
 }
 
-static bool is_round(const q_collider *s)
+static inline void push_b(double v[3], double w[3], double inv_mass, const double arm[3], const double d[3], double P)
 {
-    return s->kind == Q_COLLIDER_SPHERE || s->kind == Q_COLLIDER_CAPSULE;
-}
-
-/* The point of last step's manifold that a new point continues: the same
- * feature id, or else the nearest within `within` in B's frame. Ids alone
- * are not enough: where two equal faces meet, the clipping that names the
- * points flips between corner and edge features with every tiny rotation,
- * and a stack that loses its warm start every other step never settles. */
-static const q_contact *previous_point(const q_constraint *prev, const q_contact *p, double within)
-{
-    const q_contact *best = NULL;
-    double best_d2 = within * within;
-    for (uint32_t j = 0; j < prev->count; j++) {
-        const q_contact *o = &prev->points[j];
-        if (o->id == p->id)
-            return o;
-        double d[3];
-        v3_sub(d, o->rb_local, p->rb_local);
-        if (v3_dot(d, d) < best_d2) {
-            best_d2 = v3_dot(d, d);
-            best = o;
-        }
-    }
-    return best;
-}
-
-/* Turns a manifold into a constraint: anchors, effective masses, combined
- * material, and the impulses of the same manifold in the last step. */
-static void add_constraint(q_bodies *b, uint32_t a, uint32_t slot_b, const q_manifold *m, q_constraint_key key,
-                           uint8_t material)
-{
-    if (m->count == 0 || !q_array_reserve(&b->constraints, b->constraints.count + 1))
-        return;
-    q_constraint *c = &b->constraints.data[b->constraints.count++];
-    memset(c, 0, sizeof *c);
-    c->key = key;
-    c->a = a;
-    c->b = slot_b;
-    c->material = material;
-    v3_copy(c->normal, m->normal);
-    v3_basis(c->normal, c->t1, c->t2);
-    const q_material *ma = q_material_get(a == Q_TERRAIN ? material : b->bodies.data[a].material);
-    const q_material *mb = q_material_get(b->bodies.data[slot_b].material);
-    double fa = ma ? ma->friction : 0.6, fb = mb ? mb->friction : 0.6;
-    c->friction = sqrt(fa * fb);
-    c->restitution = fmax(ma ? ma->restitution : 0, mb ? mb->restitution : 0);
-
-    const q_key_index *found = b->previous_keys.count ? bsearch(&c->key, b->previous_keys.data, b->previous_keys.count,
-                                                                  sizeof *found, compare_key)
-                                                        : NULL;
-    const q_constraint *prev = found ? &b->previous.data[found->index] : NULL;
-    c->was_touching = prev && prev->touching;
-    c->round_a = a != Q_TERRAIN && is_round(b->bodies.data[a].shape);
-    c->round_b = is_round(b->bodies.data[slot_b].shape);
-    const q_body *A = side(b, a), *B = side(b, slot_b);
-    c->a_moves = A != &ground;
-    c->b_moves = B != &ground;
-    const double *xa = a == Q_TERRAIN ? ground.x : b->bodies.data[a].x;
-    const double *xb = b->bodies.data[slot_b].x;
-    double match_distance = Q_LINEAR_SLOP + 0.01 * b->bodies.data[slot_b].radius;
-    c->count = m->count;
-    for (uint32_t k = 0; k < m->count; k++) {
-        const q_contact_point *mp = &m->points[k];
-        q_contact *p = &c->points[k];
-        p->id = mp->id;
-        v3_sub(p->ra, mp->position, xa);
-        v3_sub(p->rb, mp->position, xb);
-        quat_rotate_inv(A->q, p->ra, p->ra_local);
-        quat_rotate_inv(B->q, p->rb, p->rb_local);
-        double d[3];
-        v3_sub(d, p->rb, p->ra);
-        p->separation = mp->separation - v3_dot(d, c->normal);
-        make_row(A, B, p->ra, p->rb, c->normal, &p->rows[0]);
-        make_row(A, B, p->ra, p->rb, c->t1, &p->rows[1]);
-        make_row(A, B, p->ra, p->rb, c->t2, &p->rows[2]);
-        p->relative_velocity = row_velocity(A, B, &p->rows[0], c->normal);
-        const q_contact *match = prev ? previous_point(prev, p, match_distance) : NULL;
-        if (match) {
-            p->normal_impulse = match->normal_impulse;
-            p->tangent_impulse[0] = match->tangent_impulse[0];
-            p->tangent_impulse[1] = match->tangent_impulse[1];
-        }
-    }
-}
-
-typedef struct pair_job {
-    q_bodies *b;
-    size_t per_job;
-} pair_job;
-
-static void collide_pairs(void *ctx, int index)
-{
-    pair_job *job = ctx;
-    q_bodies *b = job->b;
-    size_t end = (size_t)(index + 1) * job->per_job;
-    if (end > b->pairs.count)
-        end = b->pairs.count;
-    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
-        const q_body *A = &b->bodies.data[b->pairs.data[i].a], *B = &b->bodies.data[b->pairs.data[i].b];
-        q_xform ta = q_body_frame(A), tb = q_body_frame(B);
-        /* they may close their two motions and one speculative distance */
-        b->pair_counts.data[i] = q_collide_shapes(A->shape, &ta, B->shape, &tb, A->margin + B->margin - Q_SPECULATIVE,
-                                                  &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS], Q_PAIR_MANIFOLDS);
-    }
-}
-
-/* A body's terrain manifolds become constraints. Manifolds of different
- * chunks that face the same way (within about 18 degrees, same compound
- * part) are one contact patch cut by chunk borders: they are merged and
- * reduced to 4 points again (deepest, then largest area), so a box lying
- * across a border is solved as one face, not two (fewer points, and no
- * bias from two half patches). The patch is keyed by its first chunk. */
-static void add_terrain_constraints(q_bodies *b, uint32_t slot, const q_terrain_manifold *out, int n)
-{
-    bool used[Q_TERRAIN_MANIFOLDS] = {false};
-    for (int first = 0; first < n; first++) {
-        if (used[first])
-            continue;
-        const q_terrain_manifold *f = &out[first];
-        q_contact_point pts[Q_TERRAIN_MANIFOLDS * Q_MANIFOLD_POINTS];
-        int np = 0;
-        double deepest = INFINITY;
-        uint8_t material = f->material;
-        for (int k = first; k < n; k++) {
-            const q_terrain_manifold *tm = &out[k];
-            if (used[k] || (tm->m.key >> 16) != (f->m.key >> 16) || v3_dot(tm->m.normal, f->m.normal) < 0.95)
-                continue;
-            used[k] = true;
-            for (uint32_t j = 0; j < tm->m.count; j++) {
-                pts[np] = tm->m.points[j];
-                if (pts[np].separation < deepest) {
-                    deepest = pts[np].separation;
-                    material = tm->material;
-                }
-                np++;
-            }
-        }
-        q_manifold m = f->m;
-        if (np > Q_MANIFOLD_POINTS)
-            q_reduce_points(f->m.normal, pts, np, &m);
-        else {
-            m.count = (uint32_t)np;
-            memcpy(m.points, pts, (size_t)np * sizeof *pts);
-        }
-        q_constraint_key key = {body_key(b, slot), q_phys_key(f->cx, f->cy, f->cz), f->m.key};
-        add_constraint(b, Q_TERRAIN, slot, &m, key, material);
-        b->terrain_constraints++;
-    }
-}
-
-typedef struct terrain_job {
-    q_bodies *b;
-    size_t per_job;
-} terrain_job;
-
-/* Terrain contacts of a run of bodies on a frozen cache (any thread). */
-static void collide_terrain_job(void *ctx, int index)
-{
-    terrain_job *job = ctx;
-    q_bodies *b = job->b;
-    size_t end = (size_t)(index + 1) * job->per_job;
-    if (end > b->terrain_bodies.count)
-        end = b->terrain_bodies.count;
-    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
-        const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
-        q_xform t = q_body_frame(o);
-        b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin,
-                                                           &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS],
-                                                           Q_TERRAIN_MANIFOLDS);
-    }
-}
-
-/* Terrain contacts of every moving body. The terrain physics cache is not
- * thread-safe, so the chunk meshes the bodies will read are built first
- * (serially), then the cache is frozen and the bodies are collided in
- * parallel, each writing its own slots; if any query still missed a chunk
- * (the buried fallback's ray), all are redone serially after thawing.
- * Constraints are added in slot order: the result never depends on the
- * thread count. */
-static void collide_terrain(q_bodies *b)
-{
-    b->terrain_constraints = 0;
-    b->terrain_bodies.count = 0;
-    for (uint32_t i = 0; i < b->bodies.count; i++) {
-        q_body *o = &b->bodies.data[i];
-        if (moving(o) && q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid)
-            if (!q_array_push(&b->terrain_bodies, i))
-                return;
-    }
-    size_t n = b->terrain_bodies.count;
-    if (n == 0 || !q_array_reserve(&b->terrain_scratch, n * Q_TERRAIN_MANIFOLDS) ||
-        !q_array_reserve(&b->terrain_counts, n))
-        return;
-    for (size_t i = 0; i < n; i++) {
-        const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
-        q_xform t = q_body_frame(o);
-        q_collide_terrain_warm(b->tp, o->shape, &t, o->margin);
-    }
-    terrain_job job = {b, 16};
-    q_tp_take_missed(b->tp);
-    q_tp_freeze(b->tp, true);
-    q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_terrain_job, &job);
-    q_tp_freeze(b->tp, false);
-    /* Rare (a buried body's ray reached an uncached chunk): which body's
-     * answer lacked it is not known, so all are redone; the complete ones
-     * come out the same. */
-    bool redo = q_tp_take_missed(b->tp);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t slot = b->terrain_bodies.data[i];
-        q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
-        if (redo) {
-            const q_body *o = &b->bodies.data[slot];
-            q_xform t = q_body_frame(o);
-            b->terrain_counts.data[i] = (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out,
-                                                               Q_TERRAIN_MANIFOLDS);
-        }
-        add_terrain_constraints(b, slot, out, b->terrain_counts.data[i]);
-    }
-}
-
-void q_bodies_collide(q_bodies *b)
-{
-    /* Last step's constraints, sorted by key, for warm starting. */
-    q_constraint *swap = b->previous.data;
-    size_t swap_cap = b->previous.capacity;
-    b->previous.data = b->constraints.data;
-    b->previous.count = b->constraints.count;
-    b->previous.capacity = b->constraints.capacity;
-    b->constraints.data = swap;
-    b->constraints.capacity = swap_cap;
-    b->constraints.count = 0;
-    /* sorted keys, not the constraints themselves (each ~2 KB) */
-    b->previous_keys.count = 0;
-    if (q_array_reserve(&b->previous_keys, b->previous.count)) {
-        for (size_t i = 0; i < b->previous.count; i++)
-            b->previous_keys.data[i] = (q_key_index){b->previous.data[i].key, (uint32_t)i};
-        b->previous_keys.count = b->previous.count;
-        if (b->previous_keys.count > 1)
-            qsort(b->previous_keys.data, b->previous_keys.count, sizeof(q_key_index), compare_key);
-    }
-
-    collide_terrain(b);
-
-    size_t n = b->pairs.count;
-    if (n == 0 || !q_array_reserve(&b->pair_manifolds, n * Q_PAIR_MANIFOLDS) ||
-        !q_array_reserve(&b->pair_counts, n))
-        return;
-    pair_job job = {b, 32};
-    q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_pairs, &job);
-    for (size_t i = 0; i < n; i++) {
-        uint32_t a = b->pairs.data[i].a, s = b->pairs.data[i].b;
-        for (int k = 0; k < b->pair_counts.data[i]; k++) {
-            const q_manifold *m = &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS + (size_t)k];
-            q_constraint_key key = {body_key(b, a), body_key(b, s), m->key};
-            add_constraint(b, a, s, m, key, b->bodies.data[s].material);
-        }
+    double m = inv_mass * P;
+    for (int i = 0; i < 3; i++) {
+        v[i] += m * d[i];
+        w[i] += P * arm[i];
     }
 }
 
@@ -467,102 +83,106 @@ static softness make_softness(double hertz, double zeta, double h)
     return (softness){omega / a1, a2 * a3, a3};
 }
 
-static void warm_start(q_bodies *b, q_constraint *c)
+/* The solver's view of one step: compact copies (bodies_internal.h,
+ * q_solver_body) made by prepare_solver and copied back by finish_solver. */
+typedef struct solve_ctx {
+    q_bodies *b;
+    q_solver_body *bodies;
+    q_solver_constraint *constraints;
+    q_solver_point *points; /* of the last group's constraints */
+    softness soft[2];
+    double h, inv_h;
+    q_wide_ctx wide;        /* the coloured constraints, four at a time */
+    size_t units;           /* of the copy into the solver's arrays (fill_unit) */
+} solve_ctx;
+
+static inline void apply(q_solver_body *A, q_solver_body *B, const q_solver_constraint *c, const q_row *row,
+                         const double d[3], double P)
 {
-    q_body *A = side(b, c->a), *B = side(b, c->b);
+    if (c->a)
+        push_a(A->v, A->w, A->inv_mass, row->ia, d, P);
+    if (c->b)
+        push_b(B->v, B->w, B->inv_mass, row->ib, d, P);
+}
+
+static void warm_start(const solve_ctx *s, const q_solver_constraint *c)
+{
+    q_solver_body *A = &s->bodies[c->a], *B = &s->bodies[c->b];
     for (uint32_t k = 0; k < c->count; k++) {
-        const q_contact *p = &c->points[k];
-        row_apply(c, A, B, &p->rows[0], c->normal, p->normal_impulse);
-        row_apply(c, A, B, &p->rows[1], c->t1, p->tangent_impulse[0]);
-        row_apply(c, A, B, &p->rows[2], c->t2, p->tangent_impulse[1]);
+        const q_solver_point *p = &s->points[c->first + k];
+        apply(A, B, c, &p->rows[0], c->normal, p->normal_impulse);
+        apply(A, B, c, &p->rows[1], c->t1, p->tangent_impulse[0]);
+        apply(A, B, c, &p->rows[2], c->t2, p->tangent_impulse[1]);
     }
 }
 
 /* Current separation of a point: the step-start value moved with the
- * bodies' displacement and rotation since. */
-static double current_separation(const q_body *A, const q_body *B, const q_constraint *c, const q_contact *p)
+ * bodies' displacement and rotation since (the ground entry stays at 0). */
+static double current_separation(const q_solver_body *A, const q_solver_body *B, const q_solver_constraint *c,
+                                 const q_solver_point *p)
 {
     double pa[3], pb[3], d[3];
-    if (c->round_a || !c->a_moves)
-        v3_copy(pa, p->ra); /* an immovable side is the resting ground body: no turn */
+    if (c->turn_a)
+        quat_rotate(A->q, p->anchor_a, pa);
     else
-        quat_rotate(A->q, p->ra_local, pa);
-    if (c->round_b || !c->b_moves)
-        v3_copy(pb, p->rb);
+        v3_copy(pa, p->anchor_a);
+    if (c->turn_b)
+        quat_rotate(B->q, p->anchor_b, pb);
     else
-        quat_rotate(B->q, p->rb_local, pb);
+        v3_copy(pb, p->anchor_b);
     for (int i = 0; i < 3; i++)
         d[i] = (B->x[i] - B->x0[i]) - (A->x[i] - A->x0[i]) + pb[i] - pa[i];
     return v3_dot(d, c->normal) + p->separation;
 }
 
-static void solve_constraint(q_bodies *b, q_constraint *c, const softness soft[2], double inv_h, bool use_bias,
-                             bool forward)
+static void solve_constraint(const solve_ctx *s, const q_solver_constraint *c, bool use_bias, bool forward)
 {
-    q_body *A = side(b, c->a), *B = side(b, c->b);
-    softness sf = soft[!(c->a_moves && c->b_moves)];
+    q_solver_body *A = &s->bodies[c->a], *B = &s->bodies[c->b];
+    softness sf = s->soft[c->one_sided];
+    q_solver_point *points = &s->points[c->first];
     /* Gauss-Seidel over the points favours the first one solved; the relax
      * pass runs them backwards so a flat face's points pull evenly. */
     for (uint32_t i = 0; i < c->count; i++) {
-        q_contact *p = &c->points[forward ? i : c->count - 1 - i];
-        double s = current_separation(A, B, c, p);
+        q_solver_point *p = &points[forward ? i : c->count - 1 - i];
+        double sep = current_separation(A, B, c, p);
         double bias = 0, mass_scale = 1, impulse_scale = 0;
-        if (s > 0) {
-            bias = s * inv_h; /* speculative: may close the gap, no more */
+        if (sep > 0) {
+            bias = sep * s->inv_h; /* speculative: may close the gap, no more */
         } else if (use_bias) {
-            bias = dmax(sf.bias_rate * s, -MAX_PUSH_SPEED);
+            bias = dmax(sf.bias_rate * sep, -MAX_PUSH_SPEED);
             mass_scale = sf.mass_scale;
             impulse_scale = sf.impulse_scale;
         }
-        double vn = row_velocity(A, B, &p->rows[0], c->normal);
+        double vn = q_row_speed(A->v, A->w, B->v, B->w, &p->rows[0], c->normal);
         double impulse = -p->rows[0].mass * mass_scale * (vn + bias) - impulse_scale * p->normal_impulse;
         double next = dmax(p->normal_impulse + impulse, 0);
         impulse = next - p->normal_impulse;
         p->normal_impulse = next;
         p->max_normal_impulse = dmax(p->max_normal_impulse, impulse);
-        row_apply(c, A, B, &p->rows[0], c->normal, impulse);
+        apply(A, B, c, &p->rows[0], c->normal, impulse);
     }
     for (uint32_t i = 0; i < c->count; i++) {
-        q_contact *p = &c->points[forward ? i : c->count - 1 - i];
+        q_solver_point *p = &points[forward ? i : c->count - 1 - i];
         double limit = c->friction * p->normal_impulse;
         for (int t = 0; t < 2; t++) {
             const double *dir = t == 0 ? c->t1 : c->t2;
             const q_row *row = &p->rows[1 + t];
-            double impulse = -row->mass * row_velocity(A, B, row, dir);
+            double impulse = -row->mass * q_row_speed(A->v, A->w, B->v, B->w, row, dir);
             double next = dmax(-limit, dmin(limit, p->tangent_impulse[t] + impulse));
             impulse = next - p->tangent_impulse[t];
             p->tangent_impulse[t] = next;
-            row_apply(c, A, B, row, dir, impulse);
+            apply(A, B, c, row, dir, impulse);
         }
     }
 }
 
 static void emit_events(q_bodies *b);
 
-static void restitution(q_bodies *b, q_constraint *c)
-{
-    if (c->restitution == 0)
-        return;
-    q_body *A = side(b, c->a), *B = side(b, c->b);
-    for (uint32_t k = 0; k < c->count; k++) {
-        q_contact *p = &c->points[k];
-        if (p->relative_velocity > -Q_RESTITUTION_SPEED || p->max_normal_impulse == 0)
-            continue;
-        double vn = row_velocity(A, B, &p->rows[0], c->normal);
-        double impulse = -p->rows[0].mass * (vn + c->restitution * p->relative_velocity);
-        double next = dmax(p->normal_impulse + impulse, 0);
-        impulse = next - p->normal_impulse;
-        p->normal_impulse = next;
-        p->total_normal_impulse += impulse;
-        row_apply(c, A, B, &p->rows[0], c->normal, impulse);
-    }
-}
-
 /* A brittle body whose contact impulse beat its strength: one entry per
  * body, the strongest contact's. */
 static void note_breakage(q_bodies *b, uint32_t slot, const double at[3], double impulse)
 {
-    if (slot == Q_TERRAIN || !moving(&b->bodies.data[slot]) || b->bodies.data[slot].unbreakable_steps > 0 ||
+    if (slot == Q_TERRAIN || !q_body_moving(&b->bodies.data[slot]) || b->bodies.data[slot].unbreakable_steps > 0 ||
         b->bodies.data[slot].generation >= Q_BRITTLE_GENERATIONS)
         return;
     const q_material *m = q_material_get(b->bodies.data[slot].material);
@@ -601,16 +221,16 @@ static void clamp_speed(double v[3])
         v3_scale(v, u, Q_BODY_MAX_SPEED / v3_len(u));
 }
 
-static void integrate_velocities(q_bodies *b, size_t lo, size_t hi, double h)
+static void integrate_velocities(const solve_ctx *s, size_t lo, size_t hi)
 {
+    double h = s->h;
     for (size_t i = lo; i < hi; i++) {
-        q_body *o = &b->bodies.data[i];
-        if (!moving(o))
-            continue;
+        q_solver_body *o = &s->bodies[i];
+        const q_body *body = &s->b->bodies.data[o->slot];
         double dw[3], f[3], t[3];
-        v3_add(f, o->force, o->water_force);
-        v3_add(t, o->torque, o->water_torque);
-        v3_madd(o->v, b->gravity, h);
+        v3_add(f, body->force, body->water_force);
+        v3_add(t, body->torque, body->water_torque);
+        v3_madd(o->v, s->b->gravity, h);
         v3_madd(o->v, f, h * o->inv_mass);
         m3_mul_v(o->inv_inertia, t, dw);
         v3_madd(o->w, dw, h);
@@ -619,12 +239,11 @@ static void integrate_velocities(q_bodies *b, size_t lo, size_t hi, double h)
     }
 }
 
-static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
+static void integrate_positions(const solve_ctx *s, size_t lo, size_t hi)
 {
+    double h = s->h;
     for (size_t i = lo; i < hi; i++) {
-        q_body *o = &b->bodies.data[i];
-        if (!moving(o))
-            continue;
+        q_solver_body *o = &s->bodies[i];
         /* At most a quarter turn per substep: beyond it the linearised
          * rotation below is meaningless. */
         double wl = v3_len(o->w);
@@ -638,7 +257,7 @@ static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
         quat_normalize(o->q);
         double r[9];
         quat_to_mat(o->q, r);
-        m3_rotate(r, o->inv_inertia_local, o->inv_inertia);
+        m3_rotate(r, s->b->bodies.data[o->slot].inv_inertia_local, o->inv_inertia);
     }
 }
 
@@ -647,8 +266,8 @@ static void integrate_positions(q_bodies *b, size_t lo, size_t hi, double h)
 /* Greedy colouring in constraint order (deterministic): each constraint
  * takes the lowest colour free on both of its moving bodies (a side that
  * cannot move does not count); colours of fewer than Q_COLOUR_MIN join the
- * last group. Then solve_order lists the constraints colour by colour, in
- * constraint order within one. False when out of memory. */
+ * last group. Then solve_order lists the constraints colour by colour (see
+ * below for the order within one). False when out of memory. */
 static bool colour_constraints(q_bodies *b)
 {
     size_t count = b->constraints.count;
@@ -690,19 +309,22 @@ static bool colour_constraints(q_bodies *b)
         next[k] = b->colour_start[k];
         b->colour_start[k + 1] = b->colour_start[k] + counts[k];
     }
-    for (size_t i = 0; i < count; i++)
-        b->solve_order.data[next[b->constraints.data[i].colour]++] = (uint32_t)i;
+    /* Within a colour the order does not change the result; there the
+     * constraints are grouped by which sides move (both, B only, A only),
+     * so that most batches of four skip an immovable side's work. The last
+     * group keeps constraint order. */
+    for (int kind = 0; kind < 3; kind++)
+        for (size_t i = 0; i < count; i++) {
+            const q_constraint *c = &b->constraints.data[i];
+            int ck = c->colour == Q_COLOURS ? 0 : c->a_moves && c->b_moves ? 0 : c->b_moves ? 1 : 2;
+            if (ck == kind)
+                b->solve_order.data[next[c->colour]++] = (uint32_t)i;
+        }
     b->solve_order.count = count;
     return true;
 }
 
-typedef struct solve_ctx {
-    q_bodies *b;
-    softness soft[2];
-    double h, inv_h;
-} solve_ctx;
-
-enum { PASS_WARM, PASS_SOLVE, PASS_RELAX };
+enum { PASS_WARM = Q_WIDE_WARM, PASS_SOLVE = Q_WIDE_SOLVE, PASS_RELAX = Q_WIDE_RELAX };
 
 /* This thread's share [lo, hi) of n items. */
 static void share(const q_team *t, size_t n, size_t *lo, size_t *hi)
@@ -713,49 +335,61 @@ static void share(const q_team *t, size_t n, size_t *lo, size_t *hi)
 }
 
 /* One pass over the constraints, colour by colour (in reverse when not
- * forward): the threads split each colour and meet after it. The last
- * group (no colour) is solved by thread 0 alone, in the pass's direction. */
+ * forward): the threads split each colour's batches of four and meet after
+ * it. The last group (no colour; its constraints may share bodies) is solved
+ * one constraint at a time by thread 0 alone, in the pass's direction. */
 static void run_pass(const solve_ctx *s, q_team *t, int pass, bool forward)
 {
-    q_bodies *b = s->b;
-    q_constraint *cs = b->constraints.data;
-    const uint32_t *order = b->solve_order.data;
+    const q_bodies *b = s->b;
     for (int k = 0; k <= Q_COLOURS; k++) {
         int colour = forward ? k : Q_COLOURS - k;
-        size_t first = b->colour_start[colour], end = b->colour_start[colour + 1], lo = first, hi = end;
+        size_t first = b->colour_start[colour], end = b->colour_start[colour + 1];
         if (first == end)
             continue;
-        if (colour < Q_COLOURS) {
-            share(t, end - first, &lo, &hi);
-            lo += first;
-            hi += first;
-        } else if (q_team_thread(t) != 0) {
-            lo = hi = 0;
-        }
-        for (size_t j = lo; j < hi; j++) {
-            q_constraint *c = &cs[order[forward ? j : lo + hi - 1 - j]];
-            if (pass == PASS_WARM) {
-                warm_start(b, c);
-            } else if (pass == PASS_SOLVE) {
-                solve_constraint(b, c, s->soft, s->inv_h, true, forward);
-            } else {
-                solve_constraint(b, c, s->soft, s->inv_h, false, forward);
-                for (uint32_t p = 0; p < c->count; p++)
-                    c->points[p].total_normal_impulse += c->points[p].normal_impulse;
+        if (colour < Q_COLOURS && !b->scalar_solve) {
+            size_t lo, hi;
+            share(t, b->batch_start[colour + 1] - b->batch_start[colour], &lo, &hi);
+            q_wide_pass(&s->wide, b->batch_start[colour] + lo, b->batch_start[colour] + hi, pass, forward);
+        } else if (colour < Q_COLOURS || q_team_thread(t) == 0) {
+            size_t lo = first, hi = end;
+            if (colour < Q_COLOURS) {
+                share(t, end - first, &lo, &hi);
+                lo += first;
+                hi += first;
+            }
+            for (size_t j = lo; j < hi; j++) {
+                const q_solver_constraint *c = &s->constraints[forward ? j : lo + hi - 1 - j];
+                if (pass == PASS_WARM) {
+                    warm_start(s, c);
+                } else if (pass == PASS_SOLVE) {
+                    solve_constraint(s, c, true, forward);
+                } else {
+                    solve_constraint(s, c, false, forward);
+                    for (uint32_t p = 0; p < c->count; p++)
+                        s->points[c->first + p].total_normal_impulse += s->points[c->first + p].normal_impulse;
+                }
             }
         }
         q_team_sync(t);
     }
 }
 
+static void fill_unit(const solve_ctx *s, size_t u);
+
 static void solve_team(void *ctx, q_team *t)
 {
     const solve_ctx *s = ctx;
-    q_bodies *b = s->b;
     size_t lo, hi;
-    share(t, b->bodies.count, &lo, &hi);
-    for (int sub = 0; sub < b->substeps; sub++) {
-        integrate_velocities(b, lo, hi, s->h);
+    share(t, s->units, &lo, &hi);
+    for (size_t u = lo; u < hi; u++)
+        fill_unit(s, u);
+    q_team_sync(t);
+    /* entry 0 is the ground, which does not move */
+    share(t, s->b->solver_bodies.count - 1, &lo, &hi);
+    lo++;
+    hi++;
+    for (int sub = 0; sub < s->b->substeps; sub++) {
+        integrate_velocities(s, lo, hi);
         q_team_sync(t);
         run_pass(s, t, PASS_WARM, true);
         /* Gauss-Seidel favours what it solves first; the solve and relax
@@ -764,9 +398,277 @@ static void solve_team(void *ctx, q_team *t)
          * when every pass ran the same way). */
         bool forward = (sub & 1) == 0;
         run_pass(s, t, PASS_SOLVE, forward);
-        integrate_positions(b, lo, hi, s->h);
+        integrate_positions(s, lo, hi);
         q_team_sync(t);
         run_pass(s, t, PASS_RELAX, !forward);
+    }
+}
+
+/* Where solve position j's constraint lives: a lane of a batch (coloured
+ * constraints) or the scalar arrays (the last group). */
+static q_wide_batch *batch_of(const solve_ctx *s, uint32_t j, int *lane)
+{
+    const q_bodies *b = s->b;
+    int colour = b->constraints.data[s->constraints[j].source].colour;
+    if (colour >= Q_COLOURS || b->scalar_solve)
+        return NULL;
+    uint32_t at = j - b->colour_start[colour];
+    *lane = (int)(at % Q_LANES);
+    return &s->wide.batches[b->batch_start[colour] + at / Q_LANES];
+}
+
+/* Point k of solve position j: the scalar point itself, or a copy of its
+ * lane in `copy` (store_point writes the copy's impulses back). */
+static q_solver_point *load_point(const solve_ctx *s, uint32_t j, uint32_t k, q_solver_point *copy)
+{
+    int lane;
+    const q_wide_batch *w = batch_of(s, j, &lane);
+    if (!w)
+        return &s->points[s->constraints[j].first + k];
+    q_wide_get_point(&s->wide.points[w->first + k], lane, copy);
+    return copy;
+}
+
+static void store_point(const solve_ctx *s, uint32_t j, uint32_t k, const q_solver_point *p)
+{
+    int lane;
+    const q_wide_batch *w = batch_of(s, j, &lane);
+    if (w)
+        q_wide_put_impulses(&s->wide.points[w->first + k], lane, p);
+}
+
+/* After the substeps, points that approached faster than
+ * Q_RESTITUTION_SPEED and pushed get the bounce their material asks for;
+ * constraints in the narrowphase's order. */
+static void restitution(const solve_ctx *s)
+{
+    const q_bodies *b = s->b;
+    for (size_t i = 0; i < b->constraints.count; i++) {
+        const q_constraint *c = &b->constraints.data[i];
+        if (c->restitution == 0)
+            continue;
+        uint32_t j = b->solver_of.data[i];
+        const q_solver_constraint *d = &s->constraints[j];
+        q_solver_body *A = &s->bodies[d->a], *B = &s->bodies[d->b];
+        for (uint32_t k = 0; k < c->count; k++) {
+            const q_contact *cp = &c->points[k];
+            if (cp->relative_velocity > -Q_RESTITUTION_SPEED)
+                continue;
+            q_solver_point copy, *p = load_point(s, j, k, &copy);
+            if (p->max_normal_impulse == 0)
+                continue;
+            double vn = q_row_speed(A->v, A->w, B->v, B->w, &p->rows[0], c->normal);
+            double impulse = -p->rows[0].mass * (vn + c->restitution * cp->relative_velocity);
+            double next = dmax(p->normal_impulse + impulse, 0);
+            impulse = next - p->normal_impulse;
+            p->normal_impulse = next;
+            p->total_normal_impulse += impulse;
+            apply(A, B, d, &p->rows[0], c->normal, impulse);
+            store_point(s, j, k, p);
+        }
+    }
+}
+
+/* Point k of a constraint as the solver reads it. */
+static void make_point(const q_solver_body *sb, const q_constraint *c, const q_solver_constraint *d, uint32_t k,
+                       q_solver_point *q)
+{
+    const q_contact *p = &c->points[k];
+    v3_copy(q->anchor_a, d->turn_a ? p->ra_local : p->ra);
+    v3_copy(q->anchor_b, d->turn_b ? p->rb_local : p->rb);
+    q->separation = p->separation;
+    const q_solver_body *A = &sb[d->a], *B = &sb[d->b];
+    make_row(A, B, p->ra, p->rb, c->normal, &q->rows[0]);
+    make_row(A, B, p->ra, p->rb, c->t1, &q->rows[1]);
+    make_row(A, B, p->ra, p->rb, c->t2, &q->rows[2]);
+    q->normal_impulse = p->normal_impulse;
+    q->tangent_impulse[0] = p->tangent_impulse[0];
+    q->tangent_impulse[1] = p->tangent_impulse[1];
+    q->max_normal_impulse = p->max_normal_impulse;
+    q->total_normal_impulse = p->total_normal_impulse;
+}
+
+/* Batches of four for each colour, in solve order, with their point slots
+ * (as many as the batch's largest manifold); only for solve positions
+ * before scalar_from (none with scalar_solve). Filled by fill_unit. False
+ * when out of memory. */
+static bool make_batches(q_bodies *b, uint32_t scalar_from)
+{
+    size_t nbatch = 0, nslots = 0;
+    for (int k = 0; k < Q_COLOURS; k++) {
+        b->batch_start[k] = (uint32_t)nbatch;
+        if (b->colour_start[k] < scalar_from)
+            nbatch += (b->colour_start[k + 1] - b->colour_start[k] + Q_LANES - 1) / Q_LANES;
+    }
+    b->batch_start[Q_COLOURS] = (uint32_t)nbatch;
+    if (!q_array_reserve(&b->wide_batches, nbatch))
+        return false;
+    for (int k = 0; k < Q_COLOURS; k++)
+        for (uint32_t j = b->colour_start[k]; j < b->colour_start[k + 1] && j < scalar_from; j += Q_LANES) {
+            q_wide_batch *w = &b->wide_batches.data[b->batch_start[k] + (j - b->colour_start[k]) / Q_LANES];
+            w->order = j;
+            w->lanes = b->colour_start[k + 1] - j < Q_LANES ? b->colour_start[k + 1] - j : Q_LANES;
+            w->slots = 0;
+            for (uint32_t l = j; l < j + w->lanes; l++) {
+                uint32_t n = b->constraints.data[b->solve_order.data[l]].count;
+                w->slots = n > w->slots ? n : w->slots;
+            }
+            w->first = (uint32_t)nslots;
+            nslots += w->slots;
+        }
+    if (!q_array_reserve(&b->wide_points, nslots))
+        return false;
+    b->wide_batches.count = nbatch;
+    b->wide_points.count = nslots;
+    return true;
+}
+
+/* The solver's copy of the constraint at solve position j (its points'
+ * place, `first`, is set by prepare_solver for the last group). */
+static q_solver_constraint *fill_header(q_bodies *b, uint32_t j)
+{
+    uint32_t ci = b->solve_order.data[j];
+    const q_constraint *c = &b->constraints.data[ci];
+    q_solver_constraint *d = &b->solver_constraints.data[j];
+    d->a = c->a_moves ? b->solver_index.data[c->a] : 0;
+    d->b = c->b_moves ? b->solver_index.data[c->b] : 0;
+    d->source = ci;
+    d->count = c->count;
+    d->turn_a = !c->round_a && c->a_moves;
+    d->turn_b = !c->round_b && c->b_moves;
+    d->one_sided = !(c->a_moves && c->b_moves);
+    v3_copy(d->normal, c->normal);
+    v3_copy(d->t1, c->t1);
+    v3_copy(d->t2, c->t2);
+    d->friction = c->friction;
+    b->solver_of.data[ci] = j;
+    return d;
+}
+
+/* One unit of the copy into the solver's arrays: a batch (units below the
+ * batch count) or one constraint of the last group. Units write disjoint
+ * memory, so the team splits them. */
+static void fill_unit(const solve_ctx *s, size_t u)
+{
+    q_bodies *b = s->b;
+    const q_solver_body *sb = s->bodies;
+    if (u < b->wide_batches.count) {
+        q_wide_batch *w = &b->wide_batches.data[u];
+        q_wide_point *slots = &b->wide_points.data[w->first];
+        q_wide_clear(w, slots);
+        for (uint32_t l = 0; l < w->lanes; l++) {
+            q_solver_constraint *d = fill_header(b, w->order + l);
+            const q_constraint *c = &b->constraints.data[d->source];
+            q_solver_point pts[Q_MANIFOLD_POINTS];
+            for (uint32_t k = 0; k < c->count; k++)
+                make_point(sb, c, d, k, &pts[k]);
+            d->first = UINT32_MAX;
+            q_wide_set_lane(w, slots, (int)l, d, pts);
+        }
+        return;
+    }
+    uint32_t j = b->scalar_from + (uint32_t)(u - b->wide_batches.count);
+    uint32_t first = b->solver_constraints.data[j].first;
+    q_solver_constraint *d = fill_header(b, j);
+    d->first = first;
+    const q_constraint *c = &b->constraints.data[d->source];
+    for (uint32_t k = 0; k < c->count; k++)
+        make_point(sb, c, d, k, &b->solver_points.data[first + k]);
+}
+
+/* Copies the moving bodies into the solver's array (entry 0 the ground)
+ * and lays out the constraints: batches for the coloured ones, point
+ * places for the last group. The constraints themselves are copied by the
+ * team (fill_unit). False when out of memory. */
+static bool prepare_solver(q_bodies *b, solve_ctx *s)
+{
+    size_t nb = b->bodies.count, nc = b->constraints.count, np = 0, nm = 0;
+    uint32_t scalar_from = b->scalar_solve ? 0 : b->colour_start[Q_COLOURS];
+    for (uint32_t j = scalar_from; j < nc; j++)
+        np += b->constraints.data[b->solve_order.data[j]].count;
+    for (size_t i = 0; i < nb; i++)
+        nm += q_body_moving(&b->bodies.data[i]);
+    if (!q_array_reserve(&b->solver_index, nb) || !q_array_reserve(&b->solver_bodies, nm + 1) ||
+        !q_array_reserve(&b->solver_constraints, nc) || !q_array_reserve(&b->solver_of, nc) ||
+        !q_array_reserve(&b->solver_points, np) || !make_batches(b, scalar_from))
+        return false;
+    q_solver_body *sb = b->solver_bodies.data;
+    memset(&sb[0], 0, sizeof sb[0]);
+    sb[0].q[3] = 1;
+    size_t count = 1;
+    for (size_t i = 0; i < nb; i++) {
+        const q_body *o = &b->bodies.data[i];
+        b->solver_index.data[i] = 0;
+        if (!q_body_moving(o))
+            continue;
+        q_solver_body *e = &sb[count];
+        v3_copy(e->v, o->v);
+        v3_copy(e->w, o->w);
+        v3_copy(e->x, o->x);
+        v3_copy(e->x0, o->x0);
+        memcpy(e->q, o->q, sizeof e->q);
+        memcpy(e->inv_inertia, o->inv_inertia, sizeof e->inv_inertia);
+        e->inv_mass = o->inv_mass;
+        e->slot = (uint32_t)i;
+        b->solver_index.data[i] = (uint32_t)count++;
+    }
+    b->solver_bodies.count = count;
+    uint32_t first = 0;
+    for (uint32_t j = scalar_from; j < nc; j++) {
+        b->solver_constraints.data[j].first = first;
+        first += b->constraints.data[b->solve_order.data[j]].count;
+    }
+    b->scalar_from = scalar_from;
+    b->solver_constraints.count = nc;
+    b->solver_points.count = np;
+    s->units = b->wide_batches.count + (nc - scalar_from);
+    s->bodies = sb;
+    s->constraints = b->solver_constraints.data;
+    s->points = b->solver_points.data;
+    s->wide = (q_wide_ctx){sb,
+                           b->wide_batches.data,
+                           b->wide_points.data,
+                           {s->soft[0].bias_rate, s->soft[1].bias_rate},
+                           {s->soft[0].mass_scale, s->soft[1].mass_scale},
+                           {s->soft[0].impulse_scale, s->soft[1].impulse_scale},
+                           s->inv_h,
+                           MAX_PUSH_SPEED,
+                           b->wide_baseline};
+    return true;
+}
+
+/* The solved state back into the bodies and the constraints' points. */
+static void finish_solver(const solve_ctx *s)
+{
+    q_bodies *b = s->b;
+    for (size_t i = 1; i < b->solver_bodies.count; i++) {
+        const q_solver_body *e = &b->solver_bodies.data[i];
+        q_body *o = &b->bodies.data[e->slot];
+        v3_copy(o->v, e->v);
+        v3_copy(o->w, e->w);
+        v3_copy(o->x, e->x);
+        memcpy(o->q, e->q, sizeof o->q);
+        memcpy(o->inv_inertia, e->inv_inertia, sizeof o->inv_inertia);
+    }
+    for (uint32_t j = 0; j < b->solver_constraints.count; j++) {
+        const q_solver_constraint *d = &b->solver_constraints.data[j];
+        q_constraint *c = &b->constraints.data[d->source];
+        int lane;
+        const q_wide_batch *w = batch_of(s, j, &lane);
+        for (uint32_t k = 0; k < d->count; k++) {
+            q_solver_point copy;
+            const q_solver_point *q = &copy;
+            if (w)
+                q_wide_get_impulses(&s->wide.points[w->first + k], lane, &copy);
+            else
+                q = &s->points[d->first + k];
+            q_contact *p = &c->points[k];
+            p->normal_impulse = q->normal_impulse;
+            p->tangent_impulse[0] = q->tangent_impulse[0];
+            p->tangent_impulse[1] = q->tangent_impulse[1];
+            p->max_normal_impulse = q->max_normal_impulse;
+            p->total_normal_impulse = q->total_normal_impulse;
+        }
     }
 }
 
@@ -779,25 +681,25 @@ void q_bodies_solve(q_bodies *b, double dt)
 {
     for (size_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
-        if (moving(o))
+        if (q_body_moving(o))
             q_bodies_buoyancy(b, o, dt);
     }
     double h = dt / b->substeps, inv_h = 1 / h;
     /* [0] between moving bodies, [1] against an immovable side; never
      * stiffer than a quarter of the substep rate. */
-    solve_ctx s = {b,
-                   {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
-                    make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)},
-                   h,
-                   inv_h};
-    if (!colour_constraints(b)) {
-        /* out of memory: one group, in constraint order, one thread */
+    solve_ctx s = {.b = b,
+                   .soft = {make_softness(fmin(CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h),
+                            make_softness(fmin(STATIC_CONTACT_HERTZ, 0.25 * inv_h), CONTACT_DAMPING, h)},
+                   .h = h,
+                   .inv_h = inv_h};
+    if (!colour_constraints(b) || !prepare_solver(b, &s)) {
+        /* out of memory: no contacts this step, and bodies keep their state */
         b->constraints.count = 0;
-        memset(b->colour_start, 0, sizeof b->colour_start);
+        return;
     }
     q_jobs_team(b->constraints.count >= Q_PARALLEL_SOLVE ? b->jobs : NULL, solve_team, &s);
-    for (size_t i = 0; i < b->constraints.count; i++)
-        restitution(b, &b->constraints.data[i]);
+    restitution(&s);
+    finish_solver(&s);
     emit_events(b);
 }
 
@@ -849,7 +751,7 @@ static void emit_events(q_bodies *b)
     /* a moving body with no terrain manifold this step has left the ground */
     for (size_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
-        if (moving(o)) {
+        if (q_body_moving(o)) {
             o->was_on_terrain = o->touching_terrain;
             o->touching_terrain = false;
         }
@@ -1001,7 +903,7 @@ void q_bodies_sleep(q_bodies *b, double dt)
     for (uint32_t i = 0; i < n; i++) {
         parent[i] = i;
         q_body *o = &b->bodies.data[i];
-        if (!moving(o))
+        if (!q_body_moving(o))
             continue;
         if (v3_len(o->v) < Q_SLEEP_LINEAR && v3_len(o->w) < Q_SLEEP_ANGULAR)
             o->sleep_time += dt;
@@ -1011,8 +913,8 @@ void q_bodies_sleep(q_bodies *b, double dt)
     /* Bodies in touch form islands; the terrain and static bodies do not join them. */
     for (size_t i = 0; i < b->constraints.count; i++) {
         const q_constraint *c = &b->constraints.data[i];
-        if (c->a == Q_TERRAIN || !c->touching || !moving(&b->bodies.data[c->a]) ||
-            !moving(&b->bodies.data[c->b]))
+        if (c->a == Q_TERRAIN || !c->touching || !q_body_moving(&b->bodies.data[c->a]) ||
+            !q_body_moving(&b->bodies.data[c->b]))
             continue;
         uint32_t ra = find_root(parent, c->a), rb = find_root(parent, c->b);
         if (ra != rb)
@@ -1027,7 +929,7 @@ void q_bodies_sleep(q_bodies *b, double dt)
         least[i] = INFINITY;
     for (uint32_t i = 0; i < n; i++) {
         q_body *o = &b->bodies.data[i];
-        if (moving(o)) {
+        if (q_body_moving(o)) {
             uint32_t r = find_root(parent, i);
             least[r] = fmin(least[r], o->sleep_time);
         }
@@ -1035,7 +937,7 @@ void q_bodies_sleep(q_bodies *b, double dt)
     for (uint32_t i = 0; i < n; i++) {
         q_body *o = &b->bodies.data[i];
         uint32_t r = find_root(parent, i);
-        if (!moving(o) || !(least[r] >= Q_SLEEP_TIME))
+        if (!q_body_moving(o) || !(least[r] >= Q_SLEEP_TIME))
             continue;
         o->sleeping = true;
         o->island = b->next_island + r;

@@ -5,6 +5,7 @@
 #include "core/bytes.h"
 #include "core/jobs.h"
 #include "physics/bodies.h"
+#include "physics/bodies_internal.h"
 #include "physics/terrain_physics.h"
 #include "world/world.h"
 #include "voxel/material.h"
@@ -221,6 +222,67 @@ static void test_determinism(void)
            (unsigned long long)two, (unsigned long long)three);
     report("equal runs give equal hashes", one == again);
     report("the hash does not depend on the thread count", one == two && one == three);
+}
+
+/* The solver's batches (four constraints of a colour at once,
+ * physics/solver_wide.h) against its scalar passes, the reference they
+ * mirror: boxes, balls, capsules and hulls of rock, wood and glass (bouncy)
+ * thrown onto hills into piles that touch, 300 steps. The two paths must
+ * give bit-equal hashes, on one thread and on three; the batched run must
+ * really have used batches. */
+enum { SOLVE_SCALAR, SOLVE_BATCHED, SOLVE_BATCHED_BASELINE };
+
+static uint64_t batched_hash(int threads, int how, size_t *most_batches)
+{
+    scene s = make_scene(threads, Q_GEN_HILLS, false, 0);
+    s.bodies->scalar_solve = how == SOLVE_SCALAR;
+    s.bodies->wide_baseline = how == SOLVE_BATCHED_BASELINE;
+    static const char *mats[3] = {"rock", "wood", "glass"};
+    const double hull_pts[] = {-0.5, -0.4, -0.3, 0.5, -0.4, -0.3, 0, 0.5, -0.3, 0, 0, 0.6, 0.2, -0.3, 0.4, -0.3, 0.2, 0.1};
+    char err[256];
+    for (int i = 0; i < 160; i++) {
+        q_body_def d = q_default_body_def();
+        double half[3] = {0.3 + 0.1 * (i % 3), 0.4, 0.35};
+        switch (i % 4) {
+        case 0: d.shape = q_collider_box(half, err, sizeof err); break;
+        case 1: d.shape = q_collider_sphere(0.45, err, sizeof err); break;
+        case 2: d.shape = q_collider_capsule(0.3, 0.4, err, sizeof err); break;
+        default: d.shape = q_collider_hull(hull_pts, 6, err, sizeof err); break;
+        }
+        d.position[0] = 30 + (i % 8) * 1.1;
+        d.position[1] = 40 + (i / 8) * 1.2;
+        d.position[2] = 30 + (i % 5) * 1.3;
+        d.velocity[0] = (i % 7) - 3.0;
+        d.angular_velocity[1] = (i % 5) * 0.7;
+        d.material = (uint8_t)q_material_find(mats[i % 3]);
+        if (q_handle_is_null(q_body_create(s.bodies, &d, err, sizeof err)))
+            printf("# body: %s\n", err);
+    }
+    *most_batches = 0;
+    for (int i = 0; i < 300; i++) {
+        q_bodies_step(s.bodies, 1.0 / 60);
+        if (s.bodies->wide_batches.count > *most_batches)
+            *most_batches = s.bodies->wide_batches.count;
+    }
+    uint64_t h = q_bodies_hash(s.bodies);
+    free_scene(&s);
+    return h;
+}
+
+static void test_batched_solve(void)
+{
+    size_t batches[5];
+    uint64_t scalar = batched_hash(1, SOLVE_SCALAR, &batches[0]), wide = batched_hash(1, SOLVE_BATCHED, &batches[1]),
+             base = batched_hash(1, SOLVE_BATCHED_BASELINE, &batches[2]),
+             scalar3 = batched_hash(3, SOLVE_SCALAR, &batches[3]), wide3 = batched_hash(3, SOLVE_BATCHED, &batches[4]);
+    printf("# batched solve: scalar %016llx batched %016llx (up to %zu batches), baseline build %016llx, "
+           "three threads %016llx %016llx\n",
+           (unsigned long long)scalar, (unsigned long long)wide, batches[1], (unsigned long long)base,
+           (unsigned long long)scalar3, (unsigned long long)wide3);
+    report("the batched solve gives the scalar solve's hash, bit for bit", scalar == wide && batches[1] > 20 &&
+                                                                              batches[0] == 0);
+    report("... in its baseline (non-AVX2) build too", base == wide);
+    report("... on three threads as well", scalar3 == wide && wide3 == wide);
 }
 
 static void test_shatter(void)
@@ -476,6 +538,7 @@ int main(void)
     test_pyramid();
     test_float();
     test_determinism();
+    test_batched_solve();
     test_shatter();
     test_brittle();
     test_detach();
