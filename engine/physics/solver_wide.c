@@ -31,7 +31,7 @@ typedef struct side {
 
 WIDE void gather(const q_solver_body *bodies, const uint32_t idx[Q_LANES], bool any, side *s)
 {
-    if (!any) { /* every lane has the immovable entry 0: zeros (its q is only read to turn anchors) */
+    if (!any) { /* every lane has the immovable entry 0: zeros (q too: an immovable side never turns) */
         memset(s, 0, sizeof *s);
         return;
     }
