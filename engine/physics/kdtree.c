@@ -103,6 +103,8 @@ typedef struct builder {
     uint32_t *aux; /* n: the right side while partitioning */
     float *mid; /* 3 per triangle */
     float *box; /* 6 per triangle: min xyz, max xyz */
+    uint32_t *perm; /* n: the triangles in leaf order, as leaves are written */
+    uint32_t next;  /* leaf triangles written */
 } builder;
 
 #define MINF(a, b) ((a) < (b) ? (a) : (b))
@@ -444,29 +446,22 @@ static inline __attribute__((always_inline)) void split_item(builder *b, q_kdtre
     *planes_out = q0 | q1 << 16;
 }
 
-bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
+/* Builds the tree into tree->words; perm (n words) receives the triangles in
+ * leaf order. mem: the scratch block (build_scratch bytes), kept for the
+ * caller's reordering. */
+static size_t build_scratch(uint32_t n) { return (size_t)n * (2 * sizeof(uint32_t) + 9 * sizeof(float)); }
+
+static bool build_tree(q_kdtree *tree, const q_kd_mesh *mesh, unsigned char *mem, uint32_t *perm)
 {
-    memset(tree, 0, sizeof *tree);
     uint32_t n = mesh->triangle_count;
-    if (n == 0)
-        return true;
-    if (n > Q_KD_MAX_TRIANGLES)
-        return false;
-    /* One scratch block: triangle order, midpoints and boxes. The vertices
-     * are decoded once here; the build then reads only boxes and midpoints. */
-    size_t scratch = (size_t)n * (2 * sizeof(uint32_t) + 9 * sizeof(float));
-    unsigned char *mem = q_alloc(scratch);
-    /* A word per triangle, and a quad node for at most every branch (2n with
-     * clip nodes). */
-    size_t cap = (size_t)n + Q_KD_QUAD_WORDS * (2 * (size_t)n + 1); /* < 2^28 (Q_KD_BASE_MASK) */
+    /* A quad node for at most every branch (2n with clip nodes). */
+    size_t cap = Q_KD_QUAD_WORDS * (2 * (size_t)n + 1); /* < 2^28 (Q_KD_BASE_MASK) */
     tree->words = q_alloc(cap * sizeof(uint32_t));
-    if (!mem || !tree->words) {
-        q_free(mem, scratch);
-        q_free(tree->words, cap * sizeof(uint32_t));
-        tree->words = NULL;
+    if (!tree->words)
         return false;
-    }
-    builder b = {mesh, (uint32_t *)mem, (uint32_t *)mem + n, (float *)(mem + 2 * n * sizeof(uint32_t)), NULL};
+    /* The scratch block: triangle order, midpoints and boxes. The vertices
+     * are decoded once here; the build then reads only boxes and midpoints. */
+    builder b = {mesh, (uint32_t *)mem, (uint32_t *)mem + n, (float *)(mem + 2 * n * sizeof(uint32_t)), NULL, perm, 0};
     b.box = b.mid + 3 * (size_t)n;
     for (int a = 0; a < 3; a++) {
         tree->min[a] = INFINITY;
@@ -528,12 +523,19 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
                 lb[2 * s + 1] = lane[2 * s + 1].begin, le[2 * s + 1] = lane[2 * s + 1].end;
             }
         }
-        uint32_t meta = axes[0] | axes[1] << 2 | axes[2] << 4 | leaf_child << 30, size = 0, off[4], nonempty = 0;
+        /* Quad lanes take 6 words each of the lanes' storage; leaf lanes
+         * take the next triangles of the leaf order. */
+        uint32_t meta = 0, size = 0, first = b.next, nonempty = 0;
         for (int k = 0; k < 4; k++) {
-            uint32_t count = le[k] - lb[k], kind = count > 2 ? Q_KD_LANE_QUAD : count;
-            off[k] = size;
-            size += kind == Q_KD_LANE_QUAD ? Q_KD_QUAD_WORDS : kind;
-            meta |= (off[k] << 2 | kind) << (6 + 6 * k);
+            uint32_t count = le[k] - lb[k];
+            if (count > 2) {
+                meta |= (size << 2 | Q_KD_LANE_QUAD) << (8 * k);
+                size += Q_KD_QUAD_WORDS;
+            } else {
+                meta |= ((b.next - first) << 2 | count) << (8 * k);
+                for (uint32_t j = 0; j < count; j++)
+                    perm[b.next++] = b.tris[lb[k] + j];
+            }
             nonempty |= (uint32_t)(count > 0) << k;
         }
         uint32_t base = tree->word_count;
@@ -541,21 +543,17 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
         tree->node_count++;
         uint32_t *w = tree->words + word;
         w[0] = planes[0], w[1] = planes[1], w[2] = planes[2], w[3] = meta, w[4] = base | nonempty << 28;
+        w[5] = first | (axes[0] | axes[1] << 2 | axes[2] << 4) << 24 | leaf_child << 30;
         int dst = top;
         for (int k = 0; k < 4; k++) {
-            uint32_t count = le[k] - lb[k];
-            if (count <= 2) {
-                for (uint32_t j = 0; j < count; j++)
-                    tree->words[base + off[k] + j] = b.tris[lb[k] + j];
+            if (le[k] - lb[k] <= 2)
                 continue;
-            }
             if (dst != top + k)
                 stack[dst] = lane[k];
-            stack[dst++].word = base + off[k];
+            stack[dst++].word = base + (q_kd_lane_ref(meta, (uint32_t)k) >> 2);
         }
         top = dst;
     }
-    q_free(mem, scratch);
     /* Give back the unused tail of the word array. */
     uint32_t *fit = q_realloc(tree->words, cap * sizeof(uint32_t), tree->word_count * sizeof(uint32_t));
     if (fit)
@@ -565,15 +563,92 @@ bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
     return true;
 }
 
+/* Copies the indices of the triangles perm names, in that order, to dst
+ * (16- or 32-bit like the mesh's). */
+static void gather_indices(const q_kd_mesh *mesh, const uint32_t *perm, void *dst)
+{
+    uint32_t n = mesh->triangle_count;
+    if (mesh->indices16) {
+        uint16_t *d = dst;
+        for (uint32_t t = 0; t < n; t++)
+            memcpy(d + 3 * (size_t)t, mesh->indices16 + 3 * (size_t)perm[t], 3 * sizeof *d);
+    } else {
+        uint32_t *d = dst;
+        for (uint32_t t = 0; t < n; t++)
+            memcpy(d + 3 * (size_t)t, mesh->indices32 + 3 * (size_t)perm[t], 3 * sizeof *d);
+    }
+}
+
+static size_t index_bytes(const q_kd_mesh *mesh)
+{
+    return (size_t)mesh->triangle_count * 3 * (mesh->indices16 ? sizeof(uint16_t) : sizeof(uint32_t));
+}
+
+bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh)
+{
+    memset(tree, 0, sizeof *tree);
+    uint32_t n = mesh->triangle_count;
+    if (n == 0)
+        return true;
+    if (n > Q_KD_MAX_TRIANGLES)
+        return false;
+    size_t scratch = build_scratch(n);
+    unsigned char *mem = q_alloc(scratch);
+    tree->order = q_alloc((size_t)n * sizeof(uint32_t));
+    tree->own_indices = q_alloc(index_bytes(mesh));
+    tree->triangle_count = n;
+    tree->index_size = mesh->indices16 ? 2 : 4;
+    if (!mem || !tree->order || !tree->own_indices || !build_tree(tree, mesh, mem, tree->order)) {
+        q_free(mem, scratch);
+        q_kdtree_free(tree);
+        return false;
+    }
+    q_free(mem, scratch);
+    gather_indices(mesh, tree->order, tree->own_indices);
+    return true;
+}
+
+bool q_kdtree_build_sorted(q_kdtree *tree, const q_kd_mesh *mesh, uint16_t *indices16, uint32_t *indices32,
+                           uint32_t *order_out)
+{
+    memset(tree, 0, sizeof *tree);
+    uint32_t n = mesh->triangle_count;
+    if (indices16 != mesh->indices16 || indices32 != mesh->indices32 || n > Q_KD_MAX_TRIANGLES)
+        return false;
+    if (n == 0)
+        return true;
+    /* The scratch block holds the order, then (its midpoints and boxes no
+     * longer needed) the reordered indices. */
+    size_t scratch = build_scratch(n) + (size_t)n * sizeof(uint32_t);
+    unsigned char *mem = q_alloc(scratch);
+    if (!mem)
+        return false;
+    uint32_t *perm = (uint32_t *)(mem + build_scratch(n));
+    if (!build_tree(tree, mesh, mem, perm)) {
+        q_free(mem, scratch);
+        q_kdtree_free(tree);
+        return false;
+    }
+    gather_indices(mesh, perm, mem); /* 3n indices fit in the 11n words before perm */
+    memcpy(indices16 ? (void *)indices16 : (void *)indices32, mem, index_bytes(mesh));
+    if (order_out)
+        memcpy(order_out, perm, (size_t)n * sizeof(uint32_t));
+    q_free(mem, scratch);
+    return true;
+}
+
 void q_kdtree_free(q_kdtree *tree)
 {
     q_free(tree->words, tree->word_count * sizeof(uint32_t));
+    q_free(tree->order, (size_t)tree->triangle_count * sizeof(uint32_t));
+    q_free(tree->own_indices, (size_t)tree->triangle_count * 3 * tree->index_size);
     memset(tree, 0, sizeof *tree);
 }
 
 size_t q_kdtree_bytes(const q_kdtree *tree)
 {
-    return tree->word_count * sizeof(uint32_t) + sizeof *tree;
+    size_t own = tree->order ? (size_t)tree->triangle_count * (sizeof(uint32_t) + 3 * tree->index_size) : 0;
+    return tree->word_count * sizeof(uint32_t) + sizeof *tree + own;
 }
 
 /* ---- queries ---- */
@@ -608,17 +683,18 @@ static inline __attribute__((always_inline)) bool clip_to_bounds(const q_kdtree 
  * a child's near side its right one when its sign is set. */
 static const unsigned char visit_order[8] = {228, 180, 225, 177, 78, 75, 30, 27};
 /* The first lane in visiting order among the entered lanes m (a 4-bit
- * mask), indexed sx << 4 | m: l | (6 + 6 l) << 2 (the lane and the shift of
- * its field in the meta word), 0 when no lane is entered. */
+ * mask), indexed sx << 4 | m: l | 4 | 8 l << 3 (the lane, a bit that is
+ * always set, and the shift of its field in the meta word), 0 when no lane
+ * is entered. */
 static const unsigned char first_lane[128] = {
-    0, 24, 49, 24, 74, 24, 49, 24, 99, 24, 49, 24, 74, 24, 49, 24,
-    0, 24, 49, 24, 74, 24, 49, 24, 99, 24, 49, 24, 99, 24, 49, 24,
-    0, 24, 49, 49, 74, 24, 49, 49, 99, 24, 49, 49, 74, 24, 49, 49,
-    0, 24, 49, 49, 74, 24, 49, 49, 99, 24, 49, 49, 99, 24, 49, 49,
-    0, 24, 49, 24, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
-    0, 24, 49, 24, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
-    0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 74, 74, 74, 74,
-    0, 24, 49, 49, 74, 74, 74, 74, 99, 99, 99, 99, 99, 99, 99, 99,
+    0, 4, 69, 4, 134, 4, 69, 4, 199, 4, 69, 4, 134, 4, 69, 4,
+    0, 4, 69, 4, 134, 4, 69, 4, 199, 4, 69, 4, 199, 4, 69, 4,
+    0, 4, 69, 69, 134, 4, 69, 69, 199, 4, 69, 69, 134, 4, 69, 69,
+    0, 4, 69, 69, 134, 4, 69, 69, 199, 4, 69, 69, 199, 4, 69, 69,
+    0, 4, 69, 4, 134, 134, 134, 134, 199, 199, 199, 199, 134, 134, 134, 134,
+    0, 4, 69, 4, 134, 134, 134, 134, 199, 199, 199, 199, 199, 199, 199, 199,
+    0, 4, 69, 69, 134, 134, 134, 134, 199, 199, 199, 199, 134, 134, 134, 134,
+    0, 4, 69, 69, 134, 134, 134, 134, 199, 199, 199, 199, 199, 199, 199, 199,
 };
 
 typedef struct seg {
@@ -658,6 +734,17 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
 {
     if (tree->word_count == 0)
         return;
+    q_kd_mesh own;
+    if (tree->order) { /* a plain build: its own indices (numbers mapped back when reported) */
+        own = *mesh;
+        if (fmt & 1)
+            own.indices32 = tree->own_indices;
+        else
+            own.indices16 = tree->own_indices;
+        mesh = &own;
+    }
+    const void *index_base = (fmt & 1) ? (const void *)mesh->indices32 : (const void *)mesh->indices16;
+    const uint32_t index_size = (fmt & 1) ? 12u : 6u; /* bytes per triangle */
     /* Per axis: where the ray crosses plane q of the grid is
      * t = q * scale + offset, the offsets holding the plane widening (the
      * left side's plane moves up, the right side's down). Besides
@@ -705,16 +792,19 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
     uint32_t best = UINT32_MAX;
     seg stack[3 * (Q_KD_MAX_DEPTH / 2) + 8];
     int top = 0;
-    uint32_t ref = Q_KD_LANE_QUAD; /* the root quad node */
+    uint32_t ref = Q_KD_LANE_QUAD, adj = 0; /* the root quad node */
     float smin = t0, smax = t1;
     for (;;) {
-        uint32_t kind = ref & 3u;
-        const uint32_t *w = (const uint32_t *)((const unsigned char *)words + (ref & ~3u)); /* ref: byte offset | kind */
+        uint32_t kind = ref & 3u; /* ref: a quad node's byte offset, or a leaf's first triangle * 4, | kind */
         if (kind == Q_KD_LANE_QUAD) {
+            const uint32_t *w = (const uint32_t *)((const unsigned char *)words + (ref & ~3u));
             uint32_t meta = w[3], base4 = (w[4] & Q_KD_BASE_MASK) << 2, nonempty = w[4] >> 28;
+            uint32_t w5 = w[5], tbase4 = (w5 & Q_KD_TRI_MASK) << 2;
             __builtin_prefetch(words + (base4 >> 2));
             __builtin_prefetch(words + (base4 >> 2) + 16);
-            uint32_t a0 = meta & 3u, al = (meta >> 2) & 3u, ar = (meta >> 4) & 3u;
+            /* the leaf lanes' indices: a run of up to 8 triangles */
+            __builtin_prefetch((const char *)index_base + (size_t)(tbase4 >> 2) * index_size);
+            uint32_t a0 = (w5 >> 24) & 3u, al = (w5 >> 26) & 3u, ar = (w5 >> 28) & 3u;
             float lo_t[4], hi_t[4];
 #if defined(__SSE2__) && !defined(Q_KD_SCALAR)
             __m128i qv = _mm_loadu_si128((const __m128i *)w), zero = _mm_setzero_si128();
@@ -757,19 +847,29 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
             if (first) {
                 uint32_t l = first & 3u, order = visit_order[sx], rest = m & ~(1u << l);
                 uint32_t n1 = (order >> 2) & 3u, n2 = (order >> 4) & 3u, n3 = order >> 6;
-                ref = base4 + ((meta >> (first >> 2)) & 63u);
-                stack[top] = (seg){base4 + q_kd_lane_ref(meta, n3), lo_t[n3], hi_t[n3]};
+                /* A lane's ref: its field from the lanes' storage (a quad
+                 * node) or from the leaf lanes' first triangle. The lane
+                 * taken next gets the storage's base whatever its kind, and
+                 * a leaf adds adj (the two bases' difference, known early):
+                 * no select between the bases on the chain from one quad
+                 * step to the next (that select cost 2% on short rays). */
+#define LANE_REF(f) ((f) + (((f) & 3u) == Q_KD_LANE_QUAD ? base4 : tbase4))
+                ref = base4 + ((meta >> (first >> 3)) & 255u);
+                adj = tbase4 - base4;
+                uint32_t f3 = q_kd_lane_ref(meta, n3), f2 = q_kd_lane_ref(meta, n2), f1 = q_kd_lane_ref(meta, n1);
+                stack[top] = (seg){LANE_REF(f3), lo_t[n3], hi_t[n3]};
                 top += (int)((rest >> n3) & 1u);
-                stack[top] = (seg){base4 + q_kd_lane_ref(meta, n2), lo_t[n2], hi_t[n2]};
+                stack[top] = (seg){LANE_REF(f2), lo_t[n2], hi_t[n2]};
                 top += (int)((rest >> n2) & 1u);
-                stack[top] = (seg){base4 + q_kd_lane_ref(meta, n1), lo_t[n1], hi_t[n1]};
+                stack[top] = (seg){LANE_REF(f1), lo_t[n1], hi_t[n1]};
                 top += (int)((rest >> n1) & 1u);
+#undef LANE_REF
                 smin = lo_t[l];
                 smax = hi_t[l];
                 continue;
             }
         } else {
-            uint32_t count = kind, tris[2] = {w[0], count == 2 ? w[1] : 0};
+            uint32_t tri0 = (ref + adj) >> 2, count = kind, tris[2] = {tri0, tri0 + 1}; /* a run of the mesh */
             float vv[2][9]; /* both triangles (a leaf holds at most 2) loaded before either is
                                tested: the two fetch chains overlap (measured 7% faster) */
             for (uint32_t k = 0; k < count; k++)
@@ -785,7 +885,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
                         limit = t;
                         best = tri;
                     }
-                } else if (!fn(ud, t, tri)) {
+                } else if (!fn(ud, t, tree->order ? tree->order[tri] : tri)) {
                     return;
                 }
             }
@@ -798,6 +898,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
                 break;
         }
         ref = stack[top].ref;
+        adj = 0;
         smin = stack[top].tmin;
         smax = stack[top].tmax;
         if (mode == MODE_CLOSEST && smax > limit)
@@ -806,7 +907,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
 done:
     if (mode == MODE_CLOSEST) {
         *best_t = limit;
-        *best_tri = best;
+        *best_tri = best != UINT32_MAX && tree->order ? tree->order[best] : best;
     }
 }
 
@@ -888,31 +989,45 @@ static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtr
     int top = 0;
     size_t found = 0;
     const uint32_t *words = tree->words;
+    q_kd_mesh own;
+    if (tree->order) { /* a plain build: its own indices (numbers mapped back when reported) */
+        own = *mesh;
+        if (fmt & 1)
+            own.indices32 = tree->own_indices;
+        else
+            own.indices16 = tree->own_indices;
+        mesh = &own;
+    }
     uint32_t ref = Q_KD_LANE_QUAD; /* the root quad node */
     for (;;) {
         uint32_t kind = ref & 3u;
-        const uint32_t *w = words + (ref >> 2);
         if (kind == Q_KD_LANE_QUAD) {
-            uint32_t meta = w[3], base = w[4] & Q_KD_BASE_MASK, base4 = base << 2;
+            const uint32_t *w = words + (ref >> 2);
+            uint32_t meta = w[3], base = w[4] & Q_KD_BASE_MASK, base4 = base << 2, w5 = w[5];
+            uint32_t tbase4 = (w5 & Q_KD_TRI_MASK) << 2;
             __builtin_prefetch(words + base);
             __builtin_prefetch(words + base + 16);
-            uint32_t a0 = meta & 3u, al = (meta >> 2) & 3u, ar = (meta >> 4) & 3u;
+            uint32_t a0 = (w5 >> 24) & 3u, al = (w5 >> 26) & 3u, ar = (w5 >> 28) & 3u;
             uint32_t top_l = (w[0] & 0xffffu) >= qlo[a0], top_r = (w[0] >> 16) <= qhi[a0];
             uint32_t m = (top_l & ((w[1] & 0xffffu) >= qlo[al])) | (top_l & ((w[1] >> 16) <= qhi[al])) << 1 |
                          (top_r & ((w[2] & 0xffffu) >= qlo[ar])) << 2 | (top_r & ((w[2] >> 16) <= qhi[ar])) << 3;
             m &= w[4] >> 28;
             if (m) { /* the first lane next, the others pushed (each written, kept when entered) */
                 uint32_t rest = m & (m - 1u);
-                ref = base4 + q_kd_lane_ref(meta, (uint32_t)__builtin_ctz(m));
+#define LANE_REF(f) ((f) + (((f) & 3u) == Q_KD_LANE_QUAD ? base4 : tbase4))
+                uint32_t f0 = q_kd_lane_ref(meta, (uint32_t)__builtin_ctz(m));
+                ref = LANE_REF(f0);
                 for (uint32_t k = 3; k > 0; k--) {
-                    stack[top] = base4 + q_kd_lane_ref(meta, k);
+                    uint32_t f = q_kd_lane_ref(meta, k);
+                    stack[top] = LANE_REF(f);
                     top += (int)((rest >> k) & 1u);
                 }
+#undef LANE_REF
                 continue;
             }
         } else {
             for (uint32_t k = 0; k < kind; k++) {
-                uint32_t tri = w[k];
+                uint32_t tri = (ref >> 2) + k;
                 float v[9];
                 load_triangle(mesh, fmt, tri, v);
                 bool overlap = true;
@@ -921,7 +1036,7 @@ static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtr
                                MINF(v[a], MINF(v[3 + a], v[6 + a])) <= max[a];
                 if (overlap) {
                     if (found < cap)
-                        out[found] = tri;
+                        out[found] = tree->order ? tree->order[tri] : tri;
                     found++;
                 }
             }

@@ -13,9 +13,10 @@
  * as many dependent steps as a binary tree: each step is a chain of loads and
  * arithmetic that no branch prediction shortens, so the step count is the
  * cost (bench/RESULTS.md: short and long rays 1.3x the binary tree of 8-byte
- * nodes, coherent 0.96x). A leaf is no node at all: its triangle indices sit
- * in the tree's word array where its quad node's lane points, one word per
- * triangle. The binary tree the build makes is unchanged and can still be
+ * nodes, coherent 0.96x). A leaf is no node at all: the build orders the
+ * triangles so that each leaf is a run of them, and a quad node's lane names
+ * the run (no word per triangle, and one dependent load less per leaf). The
+ * binary tree the build makes is unchanged and can still be
  * walked node by node through q_kd_ref (below).
  *
  * Build: split the longest axis of the node's bounds. Nodes of more than 8
@@ -39,29 +40,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A quad node is 5 words (20 bytes) of q_kdtree.words:
+/* A quad node is 6 words (24 bytes) of q_kdtree.words:
  *   [0] the top branch's planes, [1] its left child's, [2] its right child's
  *       (each: the plane bounding the left side from above in the low 16 bits,
  *       the one bounding the right side from below in the high 16 bits; steps
  *       of the tree's grid, rounded outwards so that they still bound their
  *       subtrees);
- *   [3] the three axes (bits 0-5: top, left child, right child), each
- *       lane's (word offset << 2 | kind) in 6 bits from bit 6 (lanes: left
- *       child's left and right side, right child's left and right side),
- *       and whether the left / right child is a leaf (bits 30, 31);
+ *   [3] the four lanes (left child's left and right side, right child's left
+ *       and right side), 8 bits each (lane k in bits 8k..8k+7): a quad lane's
+ *       byte offset from the lanes' storage, or a leaf lane's first triangle
+ *       counted from word 5's, times 4, plus the lane's kind;
  *   [4] the first word of the lanes' storage (bits 0-27) and which lanes
- *       are not empty (bits 28-31).
- * A lane of kind 1 or 2 is a leaf of that many triangles (one word each), a
- * lane of kind 3 a quad node, kind 0 an empty leaf. A child that is a leaf
- * takes its first lane (the second is empty) and planes that bound nothing
- * (Q_KD_PLANE_MAX below, 0 above). */
-#define Q_KD_QUAD_WORDS 5u
+ *       are not empty (bits 28-31);
+ *   [5] the first triangle of the node's leaf lanes (bits 0-23), the three
+ *       axes (bits 24-29: top, left child, right child), and whether the
+ *       left / right child is a leaf (bits 30, 31).
+ * A lane of kind 1 or 2 is a leaf of that many triangles, a lane of kind 3
+ * a quad node, kind 0 an empty leaf. Leaves store nothing: the build orders
+ * the triangles so that every leaf is a run of consecutive triangles, and a
+ * quad node's leaf lanes are consecutive runs too, from word 5's triangle
+ * on. A child that is a leaf takes its first lane (the second is empty) and
+ * planes that bound nothing (Q_KD_PLANE_MAX below, 0 above). */
+#define Q_KD_QUAD_WORDS 6u
 #define Q_KD_PLANE_MAX 65535u
 #define Q_KD_LANE_QUAD 3u
 #define Q_KD_BASE_MASK 0x0fffffffu
-static inline uint32_t q_kd_lane_ref(uint32_t meta, uint32_t k) /* lane k's offset << 2 | kind */
+#define Q_KD_TRI_MASK 0x00ffffffu
+static inline uint32_t q_kd_lane_ref(uint32_t meta, uint32_t k) /* lane k's field: offset * 4 | kind */
 {
-    return (meta >> (6 + 6 * k)) & 63u;
+    return (meta >> (8 * k)) & 255u;
 }
 
 #define Q_KD_MAX_DEPTH 128
@@ -80,18 +87,24 @@ typedef struct q_kd_mesh {
 } q_kd_mesh;
 
 typedef struct q_kdtree {
-    uint32_t *words;      /* quad nodes and leaves; the root quad node at word 0 */
+    uint32_t *words;      /* quad nodes; the root at word 0 */
     uint32_t word_count;  /* 4 bytes each */
     uint32_t node_count;  /* quad nodes */
     uint32_t depth;       /* binary levels below the root */
     float min[3], max[3]; /* bounds of all triangles, for early rejection */
     float qbase[3], qstep[3]; /* plane grid: plane q on axis a lies at qbase[a] + q * qstep[a] */
+    /* Trees from q_kdtree_build (not _sorted) keep the mesh's indices in
+     * their own order (leaves are runs of it) and which caller's triangle
+     * each of their triangles is; NULL for sorted builds. */
+    void *own_indices;
+    uint32_t *order;
+    uint32_t triangle_count, index_size; /* of own_indices: 2 or 4 bytes */
 } q_kdtree;
 
 /* The binary tree, node by node (checks, debug views): a branch is one of
- * the three branches of a quad node (kind 4 + slot: 0 the top, 1 its left
- * child, 2 its right child), a leaf (kind 0, 1 or 2: its triangle count) the
- * words of its triangles. */
+ * the three branches of a quad node (word: the quad node's; kind 4 + slot:
+ * 0 the top, 1 its left child, 2 its right child), a leaf (kind 0, 1 or 2:
+ * its triangle count) a run of triangles from the tree's triangle word. */
 typedef struct q_kd_ref {
     uint32_t word, kind;
 } q_kd_ref;
@@ -99,13 +112,15 @@ typedef struct q_kd_ref {
 static inline q_kd_ref q_kd_root(void) { return (q_kd_ref){0, 4}; } /* of a tree with word_count > 0 */
 static inline int q_kd_is_leaf(q_kd_ref r) { return r.kind < 4; }
 static inline uint32_t q_kd_leaf_count(q_kd_ref r) { return r.kind; }
-static inline uint32_t q_kd_leaf_triangle(const q_kdtree *tree, q_kd_ref r, uint32_t k) /* k < count */
+/* A leaf's k-th triangle (k < count), as the caller's mesh numbers it: for
+ * a sorted build the mesh as reordered by it. */
+static inline uint32_t q_kd_leaf_triangle(const q_kdtree *tree, q_kd_ref r, uint32_t k)
 {
-    return tree->words[r.word + k];
+    return tree->order ? tree->order[r.word + k] : r.word + k;
 }
 static inline int q_kd_axis(const q_kdtree *tree, q_kd_ref r) /* branch */
 {
-    return (int)((tree->words[r.word + 3] >> (2 * (r.kind - 4))) & 3u);
+    return (int)((tree->words[r.word + 5] >> (24 + 2 * (r.kind - 4))) & 3u);
 }
 /* A branch's plane (side 0: its left child lies below it; 1: its right child
  * lies above it), in mesh units. */
@@ -123,18 +138,31 @@ static inline void q_kd_children(const q_kdtree *tree, q_kd_ref r, q_kd_ref out[
     for (uint32_t s = 0; s < 2; s++) {
         uint32_t lane = slot == 0 ? 2 * s : 2 * (slot - 1) + s;
         uint32_t d = q_kd_lane_ref(meta, lane), kind = d & 3u;
-        if (slot == 0 && !((meta >> (30 + s)) & 1u))
+        if (slot == 0 && !((w[5] >> (30 + s)) & 1u))
             out[s] = (q_kd_ref){r.word, 5u + s}; /* a branch of the same quad node */
+        else if (kind == Q_KD_LANE_QUAD)
+            out[s] = (q_kd_ref){(w[4] & Q_KD_BASE_MASK) + (d >> 2), 4u};
         else
-            out[s] = (q_kd_ref){(w[4] & Q_KD_BASE_MASK) + (d >> 2), kind == Q_KD_LANE_QUAD ? 4u : kind};
+            out[s] = (q_kd_ref){(w[5] & Q_KD_TRI_MASK) + (d >> 2), kind};
     }
 }
 
 /* Builds the tree; false when out of memory or over Q_KD_MAX_TRIANGLES. An
- * empty mesh gives a tree with no nodes. Free with q_kdtree_free. */
+ * empty mesh gives a tree with no nodes. The tree keeps a copy of the
+ * mesh's indices in its own order (6 or 12 bytes per triangle) and the
+ * caller's number of each triangle (4 bytes); queries report the caller's
+ * numbers. Free with q_kdtree_free. */
 bool q_kdtree_build(q_kdtree *tree, const q_kd_mesh *mesh);
+/* The same tree, but the mesh's own indices are reordered in place (indices16
+ * or indices32: the very arrays mesh points to, writable; false otherwise)
+ * so that leaves are runs of them and the tree stores no triangle numbers.
+ * Queries then number triangles in the new order. order_out (NULL or
+ * triangle_count words) receives, for each triangle in the new order, its
+ * number before. */
+bool q_kdtree_build_sorted(q_kdtree *tree, const q_kd_mesh *mesh, uint16_t *indices16, uint32_t *indices32,
+                           uint32_t *order_out);
 void q_kdtree_free(q_kdtree *tree);
-size_t q_kdtree_bytes(const q_kdtree *tree); /* the struct and its words */
+size_t q_kdtree_bytes(const q_kdtree *tree); /* the struct, its words and (plain builds) its own indices and order */
 
 /* Ray segment query. Returns the closest hit with t in [0, tmax] (t in units
  * of |dir|) and its triangle, or false. Triangles are two-sided. Tests are

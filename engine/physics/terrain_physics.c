@@ -237,7 +237,9 @@ static bool build_surface(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t 
     for (size_t i = 0; i < p->out.index_count; i++)
         m->indices[i] = (uint16_t)p->out.indices[i]; /* < 4 * 9^3 + 16 vertices */
     q_kd_mesh km = kd_mesh(p, m);
-    if (!q_kdtree_build(&m->tree, &km)) {
+    /* The tree reorders the chunk's triangles so that its leaves are runs of
+     * them (materials are per vertex; triangle numbers change only here). */
+    if (!q_kdtree_build_sorted(&m->tree, &km, m->indices, NULL, NULL)) {
         free_chunk_mesh(m);
         return false;
     }

@@ -92,11 +92,13 @@ static int subtree_within(const q_kdtree *tree, const q_kd_mesh *m, q_kd_ref r, 
  * (binary levels, walked through q_kd_ref, against tree.depth), each
  * branch's (quantized) planes bound its children's triangles, and the quad
  * layout is consistent: every quad node is reached once, its lanes lie
- * within the word array and do not overlap, and words are all used. */
+ * within the word array and do not overlap, and words are all used; leaves
+ * are runs of the tree's triangle order that do not overlap and cover it. */
 static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
 {
     uint32_t ntri = m->triangle_count;
     unsigned char *seen = calloc(ntri ? ntri : 1, 1), *used = calloc(tree->word_count + 1, 1);
+    unsigned char *slot = calloc(ntri ? ntri : 1, 1); /* positions in the tree's triangle order */
     int ok = tree->depth < Q_KD_MAX_DEPTH && tree->word_count >= Q_KD_QUAD_WORDS;
     typedef struct {
         q_kd_ref r;
@@ -110,11 +112,18 @@ static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
         item it = stack[--top];
         q_kd_ref n = it.r;
         max_depth = it.depth > max_depth ? it.depth : max_depth;
-        uint32_t span = q_kd_is_leaf(n) ? q_kd_leaf_count(n) : n.kind == 4 ? Q_KD_QUAD_WORDS : 0;
+        uint32_t span = n.kind == 4 ? Q_KD_QUAD_WORDS : 0;
         ok &= n.word + span <= tree->word_count;
         for (uint32_t k = 0; k < span && ok; k++) {
             ok &= !used[n.word + k];
             used[n.word + k] = 1;
+        }
+        if (q_kd_is_leaf(n)) {
+            ok &= n.word + q_kd_leaf_count(n) <= ntri;
+            for (uint32_t k = 0; k < q_kd_leaf_count(n) && ok; k++) {
+                ok &= !slot[n.word + k];
+                slot[n.word + k] = 1;
+            }
         }
         quads += n.kind == 4;
         if (!q_kd_is_leaf(n)) {
@@ -141,9 +150,10 @@ static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
     }
     ok &= max_depth == tree->depth && quads == tree->node_count;
     for (uint32_t t = 0; t < ntri; t++)
-        ok &= seen[t];
+        ok &= seen[t] && slot[t];
     for (uint32_t w = 0; w < tree->word_count; w++)
         ok &= used[w];
+    free(slot);
     free(seen);
     free(used);
     return ok;
@@ -182,8 +192,12 @@ static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays, float 
         bool hit = q_kdtree_raycast(tree, m, o, d, tmax, &t, &tri);
         ok &= hit == (best != INFINITY);
         ok &= q_kdtree_raycast_any(tree, m, o, d, tmax) == hit;
-        if (hit && best != INFINITY)
+        if (hit && best != INFINITY) {
             ok &= fabsf(t - best) <= 1e-5f * fmaxf(1.0f, best);
+            const uint32_t *ix = m->indices32 + 3 * tri; /* the triangle reported is hit there */
+            const float *p = m->positions;
+            ok &= tri < m->triangle_count && q_ray_triangle(o, d, p + 3 * ix[0], p + 3 * ix[1], p + 3 * ix[2]) == t;
+        }
     }
     return ok;
 }
@@ -236,6 +250,31 @@ int main(void)
             snprintf(name, sizeof name, "%s soup of %u triangles: AABB queries equal brute force", kinds[kind], n);
             report(name, built && check_aabb(&tree, &m, 100, kind == 4 ? 1000.0f : 0.0f));
             q_kdtree_free(&tree);
+            /* The sorted build: the mesh's own indices reordered so that
+             * leaves are runs of them (no copy, no order in the tree). */
+            uint32_t *before = malloc(3 * n * sizeof(uint32_t)), *order = malloc(n * sizeof(uint32_t));
+            memcpy(before, s.idx, 3 * n * sizeof(uint32_t));
+            built = q_kdtree_build_sorted(&tree, &m, NULL, s.idx, order);
+            int perm_ok = built && tree.order == NULL && tree.own_indices == NULL;
+            unsigned char *hit = calloc(n, 1);
+            for (uint32_t t = 0; t < n && perm_ok; t++) {
+                perm_ok &= order[t] < n && !hit[order[t]];
+                hit[order[t]] = 1;
+                for (int k = 0; k < 3 && perm_ok; k++)
+                    perm_ok &= s.idx[3 * t + k] == before[3 * order[t] + k];
+            }
+            snprintf(name, sizeof name, "%s soup of %u triangles, sorted build: the indices are reordered triangles of the mesh, order_out says which",
+                     kinds[kind], n);
+            report(name, perm_ok);
+            snprintf(name, sizeof name, "%s soup of %u triangles, sorted build: invariants (leaves are runs of the reordered mesh)", kinds[kind], n);
+            report(name, built && check_invariants(&tree, &m));
+            snprintf(name, sizeof name, "%s soup of %u triangles, sorted build: closest, any and AABB queries equal brute force", kinds[kind], n);
+            report(name, built && check_rays(&tree, &m, 300, kind == 4 ? 1000.0f : 0.0f, kind == 5) &&
+                             check_aabb(&tree, &m, 100, kind == 4 ? 1000.0f : 0.0f));
+            q_kdtree_free(&tree);
+            free(hit);
+            free(order);
+            free(before);
             free(s.pos);
             free(s.idx);
         }
@@ -246,6 +285,10 @@ int main(void)
     uint32_t tri;
     report("an empty mesh gives an empty tree that nothing hits",
            q_kdtree_build(&empty, &none) && empty.word_count == 0 && !q_kdtree_raycast(&empty, &none, o, d, 10, &t, &tri));
+    uint32_t other[3] = {0, 1, 2};
+    q_kd_mesh one = {.positions = (float[9]){0, 0, 0, 1, 0, 0, 0, 1, 0}, .indices32 = other, .triangle_count = 1};
+    report("a sorted build refuses index arrays that are not the mesh's",
+           !q_kdtree_build_sorted(&empty, &one, NULL, (uint32_t[3]){0, 1, 2}, NULL) && empty.word_count == 0);
     report("kD tree memory is returned", q_alloc_live_bytes() == 0);
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;
