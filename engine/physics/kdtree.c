@@ -454,8 +454,11 @@ static size_t build_scratch(uint32_t n) { return (size_t)n * (2 * sizeof(uint32_
 static bool build_tree(q_kdtree *tree, const q_kd_mesh *mesh, unsigned char *mem, uint32_t *perm)
 {
     uint32_t n = mesh->triangle_count;
-    /* A quad node for at most every branch (2n with clip nodes). */
-    size_t cap = Q_KD_QUAD_WORDS * (2 * (size_t)n + 1); /* < 2^28 (Q_KD_BASE_MASK) */
+    /* At most a quad node per branch (2n with clip nodes: 12n words, under
+     * 2^28 = Q_KD_BASE_MASK), but trees take about 0.3 per triangle: the
+     * array starts at 0.5 per triangle and doubles when needed (allocating
+     * the bound cost region builds 10% in page faults). */
+    size_t cap = Q_KD_QUAD_WORDS * ((size_t)n / 2 + 8);
     tree->words = q_alloc(cap * sizeof(uint32_t));
     if (!tree->words)
         return false;
@@ -539,6 +542,15 @@ static bool build_tree(q_kdtree *tree, const q_kd_mesh *mesh, unsigned char *mem
             nonempty |= (uint32_t)(count > 0) << k;
         }
         uint32_t base = tree->word_count;
+        while (base + size > cap) {
+            uint32_t *grown = q_realloc(tree->words, cap * sizeof(uint32_t), 2 * cap * sizeof(uint32_t));
+            if (!grown) {
+                tree->word_count = (uint32_t)cap; /* what q_kdtree_free gives back */
+                return false;
+            }
+            tree->words = grown;
+            cap *= 2;
+        }
         tree->word_count += size;
         tree->node_count++;
         uint32_t *w = tree->words + word;
