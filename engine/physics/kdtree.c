@@ -779,8 +779,9 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
          * bench/gridsort's downward rays). Capped, a plane the origin is
          * not within the widening of is crossed at |t| >= 2^-21 * 2^126,
          * beyond any segment, on the side the infinite inverse gives. */
-        float reach = (float)QMAX * qs + fabsf(qb - o[a]) + widen + 1.0f;
-        float cap = 0x1p125f / reach, ia = inv[a] > cap ? cap : inv[a] < -cap ? -cap : inv[a];
+        float reach = (float)QMAX * qs + fabsf(qb - o[a]) + widen + 1.0f, ia = inv[a];
+        if (fabsf(ia) * reach > 0x1p125f) /* rare (a branch: the division cost coherent rays 4%) */
+            ia = ia > 0 ? 0x1p125f / reach : -0x1p125f / reach;
         float scale = qs * ia;
         float off_left = (qb + widen - o[a]) * ia, off_right = (qb - widen - o[a]) * ia;
         /* Positive direction: a left side's plane bounds t from above, a
