@@ -202,6 +202,35 @@ static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays, float 
     return ok;
 }
 
+/* Rays parallel to an axis from far along it (1e6 away, the capped inverse
+ * direction's case), toward the soup and away from it. */
+static int check_far_axis_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays, float off)
+{
+    int ok = 1;
+    for (int r = 0; r < rays; r++) {
+        int a = r % 3;
+        float o[3] = {frand() * 100 + off, frand() * 100 + off, frand() * 100 + off}, d[3] = {0, 0, 0};
+        float side = r % 2 ? 1.0f : -1.0f;
+        o[a] = off + 50 + side * 1e6f;
+        d[a] = r % 4 < 2 ? -side : side; /* toward the soup, or away */
+        float tmax = 3e6f, best = INFINITY;
+        for (uint32_t t = 0; t < m->triangle_count; t++) {
+            const float *p = m->positions;
+            const uint32_t *ix = m->indices32 + 3 * t;
+            float h = q_ray_triangle(o, d, p + 3 * ix[0], p + 3 * ix[1], p + 3 * ix[2]);
+            if (h >= 0 && h <= tmax && h < best)
+                best = h;
+        }
+        float t;
+        uint32_t tri;
+        bool hit = q_kdtree_raycast(tree, m, o, d, tmax, &t, &tri);
+        ok &= hit == (best != INFINITY);
+        if (hit && best != INFINITY)
+            ok &= t == best;
+    }
+    return ok;
+}
+
 static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries, float off)
 {
     int ok = 1;
@@ -247,6 +276,8 @@ int main(void)
             report(name, built && check_invariants(&tree, &m));
             snprintf(name, sizeof name, "%s soup of %u triangles: closest and any hits equal brute force", kinds[kind], n);
             report(name, built && check_rays(&tree, &m, 300, kind == 4 ? 1000.0f : 0.0f, kind == 5));
+            snprintf(name, sizeof name, "%s soup of %u triangles: axis-parallel rays from 1e6 away equal brute force", kinds[kind], n);
+            report(name, built && check_far_axis_rays(&tree, &m, 60, kind == 4 ? 1000.0f : 0.0f));
             snprintf(name, sizeof name, "%s soup of %u triangles: AABB queries equal brute force", kinds[kind], n);
             report(name, built && check_aabb(&tree, &m, 100, kind == 4 ? 1000.0f : 0.0f));
             q_kdtree_free(&tree);
