@@ -943,10 +943,10 @@ int main(int argc, char **argv)
     {
         size_t branches = 0, overlapping = 0;
         double overlap = 0;
-        std::vector<q_kd_ref> todo = {q_kd_root()};
-        while (!todo.empty()) {
-            q_kd_ref r = todo.back();
-            todo.pop_back();
+        std::vector<q_kd_ref> unvisited = {q_kd_root()};
+        while (!unvisited.empty()) {
+            q_kd_ref r = unvisited.back();
+            unvisited.pop_back();
             if (q_kd_is_leaf(r))
                 continue;
             branches++;
@@ -957,8 +957,8 @@ int main(int argc, char **argv)
             }
             q_kd_ref c[2];
             q_kd_children(&rs.tree, r, c);
-            todo.push_back(c[0]);
-            todo.push_back(c[1]);
+            unvisited.push_back(c[0]);
+            unvisited.push_back(c[1]);
         }
         bench_note("Rays: median of %d passes. Region tree: %u quad nodes, %zu branches, depth %u; children overlap in %.1f%% of", REPS_TRACE,
                    rs.tree.node_count, branches, rs.tree.depth, 100.0 * (double)overlapping / (double)branches);

@@ -665,6 +665,21 @@ size_t q_kdtree_bytes(const q_kdtree *tree)
 
 /* ---- queries ---- */
 
+/* The mesh a query reads: the caller's for a sorted build (its indices are
+ * in leaf order), else a copy pointing at the tree's own reordered indices
+ * (q_kdtree_build; triangle numbers are mapped back when reported). */
+static inline const q_kd_mesh *indexed_mesh(const q_kdtree *tree, const q_kd_mesh *mesh, int fmt, q_kd_mesh *own)
+{
+    if (!tree->order)
+        return mesh;
+    *own = *mesh;
+    if (fmt & 1)
+        own->indices32 = tree->own_indices;
+    else
+        own->indices16 = tree->own_indices;
+    return own;
+}
+
 /* Clips the segment [0, tmax] to the tree bounds (slab test), with the
  * inverse direction the traversal computes anyway. */
 static inline __attribute__((always_inline)) bool clip_to_bounds(const q_kdtree *tree, const float o[3],
@@ -747,14 +762,7 @@ static inline __attribute__((always_inline)) void traverse_impl(const q_kdtree *
     if (tree->word_count == 0)
         return;
     q_kd_mesh own;
-    if (tree->order) { /* a plain build: its own indices (numbers mapped back when reported) */
-        own = *mesh;
-        if (fmt & 1)
-            own.indices32 = tree->own_indices;
-        else
-            own.indices16 = tree->own_indices;
-        mesh = &own;
-    }
+    mesh = indexed_mesh(tree, mesh, fmt, &own);
     const void *index_base = (fmt & 1) ? (const void *)mesh->indices32 : (const void *)mesh->indices16;
     const uint32_t index_size = (fmt & 1) ? 12u : 6u; /* bytes per triangle */
     /* Per axis: where the ray crosses plane q of the grid is
@@ -1012,14 +1020,7 @@ static inline __attribute__((always_inline)) size_t query_aabb_impl(const q_kdtr
     size_t found = 0;
     const uint32_t *words = tree->words;
     q_kd_mesh own;
-    if (tree->order) { /* a plain build: its own indices (numbers mapped back when reported) */
-        own = *mesh;
-        if (fmt & 1)
-            own.indices32 = tree->own_indices;
-        else
-            own.indices16 = tree->own_indices;
-        mesh = &own;
-    }
+    mesh = indexed_mesh(tree, mesh, fmt, &own);
     uint32_t ref = Q_KD_LANE_QUAD; /* the root quad node */
     for (;;) {
         uint32_t kind = ref & 3u;
