@@ -159,6 +159,21 @@ static int check_invariants(const q_kdtree *tree, const q_kd_mesh *m)
     return ok;
 }
 
+/* Closest hit over every triangle (32-bit indices): the independent answer;
+ * INFINITY for none in [0, tmax]. */
+static float brute_closest(const q_kd_mesh *m, const float o[3], const float d[3], float tmax)
+{
+    float best = INFINITY;
+    for (uint32_t t = 0; t < m->triangle_count; t++) {
+        const float *p = m->positions;
+        const uint32_t *ix = m->indices32 + 3 * t;
+        float h = q_ray_triangle(o, d, p + 3 * ix[0], p + 3 * ix[1], p + 3 * ix[2]);
+        if (h >= 0 && h <= tmax && h < best)
+            best = h;
+    }
+    return best;
+}
+
 /* Rays from random points of [-10, 110]^3 shifted by off; with grid set,
  * from integer points, and every other one axis-aligned. */
 static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays, float off, int grid)
@@ -179,14 +194,7 @@ static int check_rays(const q_kdtree *tree, const q_kd_mesh *m, int rays, float 
         for (int a = 0; a < 3; a++)
             d[a] /= len;
         float tmax = r % 2 ? 10.0f : 200.0f;
-        float best = INFINITY;
-        for (uint32_t t = 0; t < m->triangle_count; t++) {
-            const float *p = m->positions;
-            const uint32_t *ix = m->indices32 + 3 * t;
-            float h = q_ray_triangle(o, d, p + 3 * ix[0], p + 3 * ix[1], p + 3 * ix[2]);
-            if (h >= 0 && h <= tmax && h < best)
-                best = h;
-        }
+        float best = brute_closest(m, o, d, tmax);
         float t;
         uint32_t tri;
         bool hit = q_kdtree_raycast(tree, m, o, d, tmax, &t, &tri);
@@ -213,14 +221,7 @@ static int check_far_axis_rays(const q_kdtree *tree, const q_kd_mesh *m, int ray
         float side = r % 2 ? 1.0f : -1.0f;
         o[a] = off + 50 + side * 1e6f;
         d[a] = r % 4 < 2 ? -side : side; /* toward the soup, or away */
-        float tmax = 3e6f, best = INFINITY;
-        for (uint32_t t = 0; t < m->triangle_count; t++) {
-            const float *p = m->positions;
-            const uint32_t *ix = m->indices32 + 3 * t;
-            float h = q_ray_triangle(o, d, p + 3 * ix[0], p + 3 * ix[1], p + 3 * ix[2]);
-            if (h >= 0 && h <= tmax && h < best)
-                best = h;
-        }
+        float tmax = 3e6f, best = brute_closest(m, o, d, tmax);
         float t;
         uint32_t tri;
         bool hit = q_kdtree_raycast(tree, m, o, d, tmax, &t, &tri);
