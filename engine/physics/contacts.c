@@ -296,19 +296,28 @@ static void fill_constraint(const q_bodies *b, q_constraint *c, uint32_t a, uint
     }
 }
 
-typedef struct pair_job {
+/* A job over items [0, count) in runs of per_job (q_jobs_for's index is
+ * the run). */
+typedef struct run_job {
     q_bodies *b;
-    size_t per_job;
-} pair_job;
+    size_t per_job, count;
+} run_job;
+
+static int run_count(const run_job *job) { return (int)((job->count + job->per_job - 1) / job->per_job); }
+
+static void run_range(const run_job *job, int index, size_t *lo, size_t *hi)
+{
+    *lo = (size_t)index * job->per_job;
+    *hi = *lo + job->per_job < job->count ? *lo + job->per_job : job->count;
+}
 
 static void collide_pairs(void *ctx, int index)
 {
-    pair_job *job = ctx;
+    run_job *job = ctx;
     q_bodies *b = job->b;
-    size_t end = (size_t)(index + 1) * job->per_job;
-    if (end > b->pairs.count)
-        end = b->pairs.count;
-    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
+    size_t lo, end;
+    run_range(job, index, &lo, &end);
+    for (size_t i = lo; i < end; i++) {
         const q_body *A = &b->bodies.data[b->pairs.data[i].a], *B = &b->bodies.data[b->pairs.data[i].b];
         q_xform ta = q_body_frame(A), tb = q_body_frame(B);
         /* they may close their two motions and one speculative distance */
@@ -365,20 +374,14 @@ static int merge_terrain(q_terrain_manifold *out, int n)
     return patches;
 }
 
-typedef struct terrain_job {
-    q_bodies *b;
-    size_t per_job;
-} terrain_job;
-
 /* Terrain contacts of a run of bodies on a frozen cache (any thread). */
 static void collide_terrain_job(void *ctx, int index)
 {
-    terrain_job *job = ctx;
+    run_job *job = ctx;
     q_bodies *b = job->b;
-    size_t end = (size_t)(index + 1) * job->per_job;
-    if (end > b->terrain_bodies.count)
-        end = b->terrain_bodies.count;
-    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
+    size_t lo, end;
+    run_range(job, index, &lo, &end);
+    for (size_t i = lo; i < end; i++) {
         const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
         q_xform t = q_body_frame(o);
         q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
@@ -410,10 +413,10 @@ static void collide_terrain(q_bodies *b)
         q_xform t = q_body_frame(o);
         q_collide_terrain_warm(b->tp, o->shape, &t, o->margin);
     }
-    terrain_job job = {b, 16};
+    run_job job = {b, 16, n};
     q_tp_take_missed(b->tp);
     q_tp_freeze(b->tp, true);
-    q_jobs_for(b->jobs, (int)((n + job.per_job - 1) / job.per_job), collide_terrain_job, &job);
+    q_jobs_for(b->jobs, run_count(&job), collide_terrain_job, &job);
     q_tp_freeze(b->tp, false);
     /* Rare (a buried body's ray reached an uncached chunk): which body's
      * answer lacked it is not known, so all are redone; the complete ones
@@ -430,19 +433,13 @@ static void collide_terrain(q_bodies *b)
 
 /* Constraints from a run of manifold sources (terrain bodies first, then
  * body pairs), each writing its own precomputed slots (any thread). */
-typedef struct fill_job {
-    q_bodies *b;
-    size_t per_job, sources;
-} fill_job;
-
 static void fill_constraints(void *ctx, int index)
 {
-    fill_job *job = ctx;
+    run_job *job = ctx;
     q_bodies *b = job->b;
-    size_t nt = b->terrain_bodies.count, end = (size_t)(index + 1) * job->per_job;
-    if (end > job->sources)
-        end = job->sources;
-    for (size_t i = (size_t)index * job->per_job; i < end; i++) {
+    size_t nt = b->terrain_bodies.count, lo, end;
+    run_range(job, index, &lo, &end);
+    for (size_t i = lo; i < end; i++) {
         q_constraint *c = &b->constraints.data[b->constraint_first.data[i]];
         if (i < nt) {
             uint32_t slot = b->terrain_bodies.data[i];
@@ -495,8 +492,8 @@ void q_bodies_collide(q_bodies *b)
     if (np > 0) {
         if (!q_array_reserve(&b->pair_manifolds, np * Q_PAIR_MANIFOLDS) || !q_array_reserve(&b->pair_counts, np))
             np = 0; /* out of memory: no body pairs this step */
-        pair_job job = {b, 32};
-        q_jobs_for(b->jobs, (int)((np + job.per_job - 1) / job.per_job), collide_pairs, &job);
+        run_job job = {b, 32, np};
+        q_jobs_for(b->jobs, run_count(&job), collide_pairs, &job);
     }
     /* Where each source's constraints go: terrain bodies in slot order,
      * then pairs in sweep order, whatever the thread count. */
@@ -518,6 +515,6 @@ void q_bodies_collide(q_bodies *b)
     if (!q_array_reserve(&b->constraints, total))
         return; /* out of memory: no contacts this step */
     b->constraints.count = total;
-    fill_job job = {b, 16, sources};
-    q_jobs_for(b->jobs, (int)((sources + job.per_job - 1) / job.per_job), fill_constraints, &job);
+    run_job job = {b, 16, sources};
+    q_jobs_for(b->jobs, run_count(&job), fill_constraints, &job);
 }
