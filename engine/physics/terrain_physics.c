@@ -259,9 +259,12 @@ bool q_tp_take_missed(q_terrain_physics *p)
     return __atomic_exchange_n(&p->frozen_missed, false, __ATOMIC_ACQ_REL);
 }
 
-static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
+/* cache_get for a caller that has the chunk's key and, when b_known, its
+ * broadphase entry (NULL: none) already; otherwise the entry is looked up
+ * on a miss. */
+static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_t cx, int32_t cy, int32_t cz,
+                                      const q_bp_entry *b, bool b_known)
 {
-    uint64_t key = q_phys_key(cx, cy, cz);
     uint32_t i = q_hashmap_get(&p->cache_index, key);
     if (p->frozen) {
         if (i == Q_HASHMAP_EMPTY)
@@ -273,7 +276,8 @@ static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, in
         return &p->cache.data[i];
     }
     q_cache_entry e = {cx, cy, cz, {{0}}, 0, ++p->tick};
-    const q_bp_entry *b = q_bp_find(p, cx, cy, cz);
+    if (!b_known)
+        b = q_bp_find(p, cx, cy, cz);
     for (int s = 0; s < 2; s++) {
         uint8_t tag = !b ? Q_BP_NONE : s == 0 ? b->solid_tag : b->water_tag;
         if (tag == Q_BP_MASK && !build_surface(p, cx, cy, cz, (q_surface)s, &e.surface[s])) {
@@ -298,6 +302,11 @@ static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, in
     p->cache.data[p->cache.count] = e;
     p->cache_bytes += e.bytes;
     return &p->cache.data[p->cache.count++];
+}
+
+static q_cache_entry *cache_get(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
+{
+    return cache_get_keyed(p, q_phys_key(cx, cy, cz), cx, cy, cz, NULL, false);
 }
 
 /* ---- sync ---- */
@@ -396,29 +405,54 @@ bool q_terrain_physics_sync(q_terrain_physics *p)
 
 /* ---- rays ---- */
 
+/* The closest hit so far, copied out of the cache (a later chunk's build
+ * may move or evict the entry it came from): fill_hit turns it into a
+ * q_ray_hit once, when the walk is over. */
+typedef struct hit_record {
+    int16_t v[3][3]; /* the triangle's corners, chunk-local grid units */
+    uint8_t material[3];
+    int32_t c[3];    /* its chunk */
+    int surface;
+    float t;         /* world metres */
+} hit_record;
+
 typedef struct ray_ctx {
     q_terrain_physics *p;
     double o[3], d[3]; /* voxel units; d unit length (world and voxel lengths differ by voxel_size) */
+    double inv[3];     /* 1 / d, infinite for a zero component (chunk reach tests) */
+    float finv[3];     /* the same in float (tree bounds tests) */
     double maxd;       /* world metres */
     unsigned flags;
     /* closest hit */
     bool found;
-    q_ray_hit best;
+    hit_record best;
     /* all hits */
     q_ray_hit *hits;
     size_t cap, count;
     bool all;
-    uint64_t recent[64]; /* chunks already tested (a ring: neighbours recur only nearby) */
-    int nrecent, head;
 } ray_ctx;
 
-static void fill_hit(ray_ctx *r, const q_cache_entry *e, int s, uint32_t tri, float t, q_ray_hit *h)
+static void record_hit(const q_cache_entry *e, int s, uint32_t tri, float t, hit_record *h)
 {
     const q_chunk_mesh *m = &e->surface[s];
-    double a[3], b[3], c[3];
-    mesh_vertex(r->p, m, m->indices[3 * tri], a);
-    mesh_vertex(r->p, m, m->indices[3 * tri + 1], b);
-    mesh_vertex(r->p, m, m->indices[3 * tri + 2], c);
+    for (int j = 0; j < 3; j++) {
+        uint16_t vi = m->indices[3 * tri + j];
+        memcpy(h->v[j], m->positions + 3 * (size_t)vi, sizeof h->v[j]);
+        h->material[j] = m->materials[vi];
+    }
+    h->c[0] = e->cx, h->c[1] = e->cy, h->c[2] = e->cz;
+    h->surface = s;
+    h->t = t;
+}
+
+static void fill_hit(const ray_ctx *r, const hit_record *rec, q_ray_hit *h)
+{
+    float scale = (float)(r->p->voxel_size / Q_DC_GRID); /* the same float product the tree sees */
+    double v[3][3];
+    for (int j = 0; j < 3; j++)
+        for (int k = 0; k < 3; k++)
+            v[j][k] = (double)(rec->v[j][k] * scale);
+    const double *a = v[0], *b = v[1], *c = v[2];
     double vs = r->p->voxel_size;
     double n[3] = {(b[1] - a[1]) * (c[2] - a[2]) - (b[2] - a[2]) * (c[1] - a[1]),
                    (b[2] - a[2]) * (c[0] - a[0]) - (b[0] - a[0]) * (c[2] - a[2]),
@@ -426,27 +460,24 @@ static void fill_hit(ray_ctx *r, const q_cache_entry *e, int s, uint32_t tri, fl
     double len = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
     double facing = n[0] * r->d[0] + n[1] * r->d[1] + n[2] * r->d[2];
     double sign = facing > 0 ? -1.0 : 1.0;
-    h->distance = t;
+    h->distance = rec->t;
     double local[3];
     for (int k = 0; k < 3; k++) {
-        h->position[k] = r->o[k] * vs + r->d[k] * t;
+        h->position[k] = r->o[k] * vs + r->d[k] * rec->t;
         h->normal[k] = len > 0 ? sign * n[k] / len : 0.0;
-        local[k] = h->position[k] - (double)((k == 0 ? e->cx : k == 1 ? e->cy : e->cz) * Q_PHYS_CHUNK) * vs;
+        local[k] = h->position[k] - (double)(rec->c[k] * Q_PHYS_CHUNK) * vs;
     }
     /* material of the triangle's corner nearest to the hit */
     double best = INFINITY;
-    for (int k = 0; k < 3; k++) {
-        uint16_t vi = m->indices[3 * tri + k];
-        double v[3];
-        mesh_vertex(r->p, m, vi, v);
-        double dd = (v[0] - local[0]) * (v[0] - local[0]) + (v[1] - local[1]) * (v[1] - local[1]) +
-                    (v[2] - local[2]) * (v[2] - local[2]);
+    for (int j = 0; j < 3; j++) {
+        double dd = (v[j][0] - local[0]) * (v[j][0] - local[0]) + (v[j][1] - local[1]) * (v[j][1] - local[1]) +
+                    (v[j][2] - local[2]) * (v[j][2] - local[2]);
         if (dd < best) {
             best = dd;
-            h->material = m->materials[vi];
+            h->material = rec->material[j];
         }
     }
-    h->water = s == 1;
+    h->water = rec->surface == 1;
 }
 
 typedef struct all_ctx {
@@ -458,58 +489,81 @@ typedef struct all_ctx {
 static bool collect_hit(void *ud, float t, uint32_t tri)
 {
     all_ctx *a = ud;
-    if (a->r->count < a->r->cap)
-        fill_hit(a->r, a->e, a->s, tri, t, &a->r->hits[a->r->count]);
+    if (a->r->count < a->r->cap) {
+        hit_record rec;
+        record_hit(a->e, a->s, tri, t, &rec);
+        fill_hit(a->r, &rec, &a->r->hits[a->r->count]);
+    }
     a->r->count++;
     return true;
 }
 
-/* Tests the triangles of one chunk against the whole segment. */
-static void test_chunk(ray_ctx *r, int64_t cx, int64_t cy, int64_t cz)
+/* Whether the segment o + t d, t in [0, tmax], can meet the box [mn, mx]
+ * (a tree's bounds, widened by margin): the slab test with the ray's float
+ * inverse direction. A zero component gives an infinite inverse, and
+ * (mn - o) * inf is NaN only when o lies on the plane; the comparisons
+ * below then keep the segment as it was (always safe). */
+static inline bool segment_meets_box(const float o[3], const float inv[3], float tmax, const float mn[3],
+                              const float mx[3], float margin)
 {
-    if (!chunk_in_range(cx, cy, cz))
+    float lo = 0, hi = tmax;
+    for (int a = 0; a < 3; a++) {
+        float ta = (mn[a] - margin - o[a]) * inv[a], tb = (mx[a] + margin - o[a]) * inv[a];
+        float near = ta < tb ? ta : tb, far = ta > tb ? ta : tb; /* a NaN comes out as tb */
+        lo = near > lo ? near : lo; /* and is dropped here */
+        hi = far < hi ? far : hi;
+    }
+    return lo <= hi;
+}
+
+/* Tests the triangles of one chunk against the whole segment. */
+static void test_chunk(ray_ctx *r, int32_t cx, int32_t cy, int32_t cz)
+{
+    q_terrain_physics *p = r->p;
+    uint64_t key = q_phys_key(cx, cy, cz);
+    uint32_t bi = q_hashmap_get(&p->bp_index, key);
+    if (bi == Q_HASHMAP_EMPTY)
         return;
-    uint64_t key = q_phys_key((int32_t)cx, (int32_t)cy, (int32_t)cz);
-    for (int i = 0; i < r->nrecent; i++)
-        if (r->recent[i] == key)
-            return;
-    r->recent[r->head] = key;
-    r->head = (r->head + 1) % 64;
-    if (r->nrecent < 64)
-        r->nrecent++;
-    const q_bp_entry *b = q_bp_find(r->p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
-    if (!b)
-        return;
+    const q_bp_entry *b = &p->bp.data[bi];
     bool want[2] = {(r->flags & Q_RAY_SOLID) && b->solid_tag == Q_BP_MASK,
                     (r->flags & Q_RAY_WATER) && b->water_tag == Q_BP_MASK};
     if (!want[0] && !want[1])
         return;
-    q_cache_entry *e = cache_get(r->p, (int32_t)cx, (int32_t)cy, (int32_t)cz);
+    q_cache_entry *e = cache_get_keyed(p, key, cx, cy, cz, b, true);
     if (!e)
         return;
-    double vs = r->p->voxel_size;
+    double vs = p->voxel_size;
     float o[3], d[3];
-    const int64_t c[3] = {cx, cy, cz};
+    const int32_t c[3] = {cx, cy, cz};
     for (int k = 0; k < 3; k++) {
-        o[k] = (float)((r->o[k] - (double)(c[k] * Q_PHYS_CHUNK)) * vs);
+        o[k] = (float)((r->o[k] - (double)((int64_t)c[k] * Q_PHYS_CHUNK)) * vs);
         d[k] = (float)r->d[k];
     }
+    /* The trees clip to their bounds themselves, but most chunks the walk
+     * reaches (neighbours within half a voxel, chunks the segment only
+     * grazes) are missed: tested here with the ray's inverse, before the
+     * tree's per-query set-up. The margin is far wider than any rounding. */
+    float margin = Q_KD_EPSILON + (float)(vs * 1e-3);
     for (int s = 0; s < 2; s++) {
         const q_chunk_mesh *m = &e->surface[s];
         if (!want[s] || m->triangle_count == 0)
             continue;
-        q_kd_mesh km = kd_mesh(r->p, m);
+        q_kd_mesh km = kd_mesh(p, m);
         if (r->all) {
+            if (!segment_meets_box(o, r->finv, (float)r->maxd, m->tree.min, m->tree.max, margin))
+                continue;
             all_ctx a = {r, e, s};
             q_kdtree_raycast_all(&m->tree, &km, o, d, (float)r->maxd, collect_hit, &a);
             continue;
         }
         float t;
         uint32_t tri;
-        float limit = r->found ? (float)r->best.distance : (float)r->maxd;
-        if (q_kdtree_raycast(&m->tree, &km, o, d, limit, &t, &tri) && (!r->found || t < r->best.distance)) {
+        float limit = r->found ? r->best.t : (float)r->maxd;
+        if (!segment_meets_box(o, r->finv, limit, m->tree.min, m->tree.max, margin))
+            continue;
+        if (q_kdtree_raycast(&m->tree, &km, o, d, limit, &t, &tri) && (!r->found || t < r->best.t)) {
             r->found = true;
-            fill_hit(r, e, s, tri, t, &r->best);
+            record_hit(e, s, tri, t, &r->best);
         }
     }
 }
@@ -520,11 +574,53 @@ static int compare_hits(const void *a, const void *b)
     return x->distance < y->distance ? -1 : x->distance > y->distance ? 1 : 0;
 }
 
+/* Where the segment enters chunk (cx, cy, cz)'s reach: its box grown by the
+ * half voxel its triangles reach past it (and 1e-6 for rounding), in voxel
+ * units along the ray; +inf when it does not meet it. */
+static inline double reach_entry(const ray_ctx *r, const int64_t n[3], double maxv)
+{
+    double lo = 0, hi = maxv;
+    for (int k = 0; k < 3; k++) {
+        double mn = (double)n[k] * Q_PHYS_CHUNK - (0.5 + 1e-6), mx = (double)n[k] * Q_PHYS_CHUNK + (Q_PHYS_CHUNK + 0.5 + 1e-6);
+        if (r->d[k] == 0) {
+            if (r->o[k] < mn || r->o[k] > mx)
+                return INFINITY;
+            continue;
+        }
+        double ta = (mn - r->o[k]) * r->inv[k], tb = (mx - r->o[k]) * r->inv[k];
+        double a = ta < tb ? ta : tb, b = ta < tb ? tb : ta;
+        lo = a > lo ? a : lo;
+        hi = b < hi ? b : hi;
+    }
+    return lo <= hi ? lo : INFINITY;
+}
+
+/* Tests chunk c + (dx, dy, dz) if the walk's step [tenter, texit) holds
+ * where the segment enters its reach and that is before tend (which a
+ * closer hit cuts). */
+static inline void visit(ray_ctx *r, const int64_t c[3], int dx, int dy, int dz, double tenter, double texit,
+                         double *tend, double maxv)
+{
+    int64_t n[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
+    if (!chunk_in_range(n[0], n[1], n[2]))
+        return;
+    double tin = reach_entry(r, n, maxv);
+    if (tin < tenter || tin >= texit || tin > *tend)
+        return; /* tested at another step, or beyond the part of the segment that matters */
+    test_chunk(r, (int32_t)n[0], (int32_t)n[1], (int32_t)n[2]);
+    double vs = r->p->voxel_size;
+    if (!r->all && r->found && r->best.t / vs < *tend)
+        *tend = r->best.t / vs;
+}
+
 /* Walks the chunks along the ray (Amanatides-Woo on the 8-voxel grid). A
- * chunk's triangles reach half a voxel past its box, so where the segment
- * inside a chunk comes within half a voxel of a face, the chunk across it is
- * tested too. Closest-hit walks stop once the best hit lies before the
- * current chunk's exit. */
+ * chunk's triangles reach half a voxel past its box, so the chunks tested
+ * are those whose box grown by half a voxel (their reach) the segment
+ * meets: at each step the chunk itself and, where the segment inside it
+ * comes within half a voxel of a face, the chunks across. Each is tested
+ * once, at the step whose part of the segment holds the point where the
+ * segment enters its reach (no list of chunks already tested). Closest-hit
+ * walks stop once the best hit lies before the current chunk's exit. */
 static void walk(ray_ctx *r)
 {
     double vs = r->p->voxel_size;
@@ -550,26 +646,33 @@ static void walk(ray_ctx *r)
     }
     double tenter = 0;
     for (int guard = 0; guard < (1 << 22); guard++) {
-        double texit = fmin(tnext[0], fmin(tnext[1], tnext[2]));
-        double tend = fmin(texit, maxv);
-        if (!r->all && r->found)
-            tend = fmin(tend, r->best.distance / vs);
+        double texit = tnext[0] < tnext[1] ? tnext[0] : tnext[1];
+        texit = tnext[2] < texit ? tnext[2] : texit;
+        double tend = texit < maxv ? texit : maxv;
+        if (!r->all && r->found && r->best.t / vs < tend)
+            tend = r->best.t / vs;
         /* neighbours the segment passes within half a voxel of */
         int lo[3], hi[3];
         for (int k = 0; k < 3; k++) {
             double a = r->o[k] + r->d[k] * tenter, b = r->o[k] + r->d[k] * tend;
-            double mn = fmin(a, b), mx = fmax(a, b);
+            double mn = a < b ? a : b, mx = a < b ? b : a;
             double base = (double)c[k] * Q_PHYS_CHUNK;
             lo[k] = mn < base + 0.5 + 1e-6 ? -1 : 0;
             hi[k] = mx > base + Q_PHYS_CHUNK - 0.5 - 1e-6 ? 1 : 0;
         }
-        test_chunk(r, c[0], c[1], c[2]);
+        /* The chunk itself first, then its neighbours in z, y, x order. A
+         * chunk entered at tenter > 0 was entered half a voxel earlier by
+         * its reach, so an earlier step tested it as a neighbour; at
+         * tenter = 0 (the first step, or an origin on the faces of the
+         * chunks before it) it is tested now. */
+        if (tenter <= 0)
+            visit(r, c, 0, 0, 0, tenter, texit, &tend, maxv);
         for (int dz = lo[2]; dz <= hi[2]; dz++)
             for (int dy = lo[1]; dy <= hi[1]; dy++)
                 for (int dx = lo[0]; dx <= hi[0]; dx++)
                     if (dx || dy || dz)
-                        test_chunk(r, c[0] + dx, c[1] + dy, c[2] + dz);
-        if (!r->all && r->found && r->best.distance / vs <= texit)
+                        visit(r, c, dx, dy, dz, tenter, texit, &tend, maxv);
+        if (!r->all && r->found && r->best.t / vs <= texit)
             return;
         if (texit > maxv)
             return;
@@ -587,7 +690,6 @@ static void walk(ray_ctx *r)
 static bool ray_setup(ray_ctx *r, q_terrain_physics *p, const double origin[3], const double dir[3],
                       double max_distance, unsigned flags)
 {
-    memset(r, 0, sizeof *r);
     double len = sqrt(dir[0] * dir[0] + dir[1] * dir[1] + dir[2] * dir[2]);
     if (!(len > 0 && isfinite(len) && max_distance >= 0 && isfinite(origin[0]) && isfinite(origin[1]) &&
           isfinite(origin[2])))
@@ -598,6 +700,8 @@ static bool ray_setup(ray_ctx *r, q_terrain_physics *p, const double origin[3], 
     for (int k = 0; k < 3; k++) {
         r->o[k] = origin[k] / p->voxel_size;
         r->d[k] = dir[k] / len;
+        r->inv[k] = 1.0 / r->d[k];
+        r->finv[k] = 1.0f / (float)r->d[k];
         /* Terrain lies within +-2^24 voxels and a ray is at most 1e9 long:
          * an origin this far out reaches nothing (and its chunk index
          * would not fit an integer). */
@@ -606,6 +710,10 @@ static bool ray_setup(ray_ctx *r, q_terrain_physics *p, const double origin[3], 
     }
     r->maxd = fmin(max_distance, 1e9);
     r->flags = flags;
+    r->found = false;
+    r->hits = NULL;
+    r->cap = r->count = 0;
+    r->all = false;
     return true;
 }
 
@@ -617,7 +725,7 @@ bool q_terrain_physics_raycast(q_terrain_physics *p, const double origin[3], con
         return false;
     walk(&r);
     if (r.found)
-        *hit = r.best;
+        fill_hit(&r, &r.best, hit);
     return r.found;
 }
 
