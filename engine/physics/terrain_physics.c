@@ -574,116 +574,87 @@ static int compare_hits(const void *a, const void *b)
     return x->distance < y->distance ? -1 : x->distance > y->distance ? 1 : 0;
 }
 
-/* Where the segment enters chunk (cx, cy, cz)'s reach: its box grown by the
- * half voxel its triangles reach past it (and 1e-6 for rounding), in voxel
- * units along the ray; +inf when it does not meet it. */
-static inline double reach_entry(const ray_ctx *r, const int64_t n[3], double maxv)
+/* How far a chunk's triangles reach past its box (a mesh vertex stays in
+ * its cell, and cells straddle the chunk's faces by half a voxel), with
+ * 1e-6 for rounding: the chunk's reach is its box grown by this. */
+#define REACH (0.5 + 1e-6)
+
+/* Tests the chunks (x, y, z) with x in [lo[0], hi[0]] and so on (z
+ * outermost), those within the physics chunk range. */
+static void test_block(ray_ctx *r, const int64_t lo[3], const int64_t hi[3])
 {
-    double lo = 0, hi = maxv;
-    for (int k = 0; k < 3; k++) {
-        double mn = (double)n[k] * Q_PHYS_CHUNK - (0.5 + 1e-6), mx = (double)n[k] * Q_PHYS_CHUNK + (Q_PHYS_CHUNK + 0.5 + 1e-6);
-        if (r->d[k] == 0) {
-            if (r->o[k] < mn || r->o[k] > mx)
-                return INFINITY;
-            continue;
-        }
-        double ta = (mn - r->o[k]) * r->inv[k], tb = (mx - r->o[k]) * r->inv[k];
-        double a = ta < tb ? ta : tb, b = ta < tb ? tb : ta;
-        lo = a > lo ? a : lo;
-        hi = b < hi ? b : hi;
-    }
-    return lo <= hi ? lo : INFINITY;
+    for (int64_t z = lo[2]; z <= hi[2]; z++)
+        for (int64_t y = lo[1]; y <= hi[1]; y++)
+            for (int64_t x = lo[0]; x <= hi[0]; x++)
+                if (chunk_in_range(x, y, z))
+                    test_chunk(r, (int32_t)x, (int32_t)y, (int32_t)z);
 }
 
-/* Tests chunk c + (dx, dy, dz) if the walk's step [tenter, texit) holds
- * where the segment enters its reach and that is before tend (which a
- * closer hit cuts). */
-static inline void visit(ray_ctx *r, const int64_t c[3], int dx, int dy, int dz, double tenter, double texit,
-                         double *tend, double maxv)
-{
-    int64_t n[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
-    if (!chunk_in_range(n[0], n[1], n[2]))
-        return;
-    double tin = reach_entry(r, n, maxv);
-    if (tin < tenter || tin >= texit || tin > *tend)
-        return; /* tested at another step, or beyond the part of the segment that matters */
-    test_chunk(r, (int32_t)n[0], (int32_t)n[1], (int32_t)n[2]);
-    double vs = r->p->voxel_size;
-    if (!r->all && r->found && r->best.t / vs < *tend)
-        *tend = r->best.t / vs;
-}
-
-/* Walks the chunks along the ray (Amanatides-Woo on the 8-voxel grid). A
- * chunk's triangles reach half a voxel past its box, so the chunks tested
- * are those whose box grown by half a voxel (their reach) the segment
- * meets: at each step the chunk itself and, where the segment inside it
- * comes within half a voxel of a face, the chunks across. Each is tested
- * once, at the step whose part of the segment holds the point where the
- * segment enters its reach (no list of chunks already tested). Closest-hit
- * walks stop once the best hit lies before the current chunk's exit. */
+/* Walks the chunks whose reach the segment meets, each once, in the order
+ * in which the segment enters their reach (an Amanatides-Woo walk on the
+ * 8-voxel grid whose cells overlap by twice the reach). Per axis the
+ * chunks whose reach holds the current point form a run [lo, hi] of one
+ * or two indices; the walk moves from event to event along the ray: a
+ * "lead" event adds the next index ahead (its chunks, that index across
+ * the other axes' runs, are tested then), a "trail" event drops the one
+ * behind. Closest-hit walks stop once the best hit lies before the next
+ * lead event: every chunk not yet tested is entered after it. */
 static void walk(ray_ctx *r)
 {
     double vs = r->p->voxel_size;
     double maxv = r->maxd / vs; /* segment length in voxel units */
-    int64_t c[3];
+    int64_t lo[3], hi[3];
     int step[3];
-    double tnext[3], tdelta[3];
+    double tlead[3], ttrail[3];
     for (int k = 0; k < 3; k++) {
-        double pos = r->o[k] / Q_PHYS_CHUNK;
-        c[k] = (int64_t)floor(pos);
-        if (r->d[k] > 0) {
-            step[k] = 1;
-            tdelta[k] = Q_PHYS_CHUNK / r->d[k];
-            tnext[k] = ((double)(c[k] + 1) * Q_PHYS_CHUNK - r->o[k]) / r->d[k];
-        } else if (r->d[k] < 0) {
-            step[k] = -1;
-            tdelta[k] = -Q_PHYS_CHUNK / r->d[k];
-            tnext[k] = ((double)c[k] * Q_PHYS_CHUNK - r->o[k]) / r->d[k];
-        } else {
-            step[k] = 0;
-            tdelta[k] = tnext[k] = INFINITY;
+        double x = r->o[k];
+        lo[k] = (int64_t)ceil((x - Q_PHYS_CHUNK - REACH) / Q_PHYS_CHUNK);
+        hi[k] = (int64_t)floor((x + REACH) / Q_PHYS_CHUNK);
+        step[k] = r->d[k] > 0 ? 1 : r->d[k] < 0 ? -1 : 0;
+        tlead[k] = ttrail[k] = INFINITY;
+    }
+    test_block(r, lo, hi);
+    const int64_t limit[3] = {Q_PHYS_LIMIT / Q_PHYS_CHUNK, Q_PHYS_LIMIT_Y / Q_PHYS_CHUNK, Q_PHYS_LIMIT / Q_PHYS_CHUNK};
+    /* Event planes: going up, index hi + 1 is entered at its box's min -
+     * REACH and index lo left at its max + REACH; going down, the mirror. */
+    for (int k = 0; k < 3; k++) {
+        if (step[k] > 0) {
+            tlead[k] = ((double)(hi[k] + 1) * Q_PHYS_CHUNK - REACH - r->o[k]) * r->inv[k];
+            ttrail[k] = ((double)(lo[k] + 1) * Q_PHYS_CHUNK + REACH - r->o[k]) * r->inv[k];
+        } else if (step[k] < 0) {
+            tlead[k] = ((double)lo[k] * Q_PHYS_CHUNK + REACH - r->o[k]) * r->inv[k];
+            ttrail[k] = ((double)hi[k] * Q_PHYS_CHUNK - REACH - r->o[k]) * r->inv[k];
         }
     }
-    double tenter = 0;
-    for (int guard = 0; guard < (1 << 22); guard++) {
-        double texit = tnext[0] < tnext[1] ? tnext[0] : tnext[1];
-        texit = tnext[2] < texit ? tnext[2] : texit;
-        double tend = texit < maxv ? texit : maxv;
-        if (!r->all && r->found && r->best.t / vs < tend)
-            tend = r->best.t / vs;
-        /* neighbours the segment passes within half a voxel of */
-        int lo[3], hi[3];
-        for (int k = 0; k < 3; k++) {
-            double a = r->o[k] + r->d[k] * tenter, b = r->o[k] + r->d[k] * tend;
-            double mn = a < b ? a : b, mx = a < b ? b : a;
-            double base = (double)c[k] * Q_PHYS_CHUNK;
-            lo[k] = mn < base + 0.5 + 1e-6 ? -1 : 0;
-            hi[k] = mx > base + Q_PHYS_CHUNK - 0.5 - 1e-6 ? 1 : 0;
+    for (int guard = 0; guard < (1 << 24); guard++) {
+        int kl = tlead[0] <= tlead[1] && tlead[0] <= tlead[2] ? 0 : tlead[1] <= tlead[2] ? 1 : 2;
+        int kt = ttrail[0] <= ttrail[1] && ttrail[0] <= ttrail[2] ? 0 : ttrail[1] <= ttrail[2] ? 1 : 2;
+        double t = tlead[kl];
+        if (ttrail[kt] < t) { /* leads first at equal times: a reach touched at one point counts */
+            if (step[kt] > 0) {
+                lo[kt]++;
+                ttrail[kt] = ((double)(lo[kt] + 1) * Q_PHYS_CHUNK + REACH - r->o[kt]) * r->inv[kt];
+            } else {
+                hi[kt]--;
+                ttrail[kt] = ((double)hi[kt] * Q_PHYS_CHUNK - REACH - r->o[kt]) * r->inv[kt];
+            }
+            continue;
         }
-        /* The chunk itself first, then its neighbours in z, y, x order. A
-         * chunk entered at tenter > 0 was entered half a voxel earlier by
-         * its reach, so an earlier step tested it as a neighbour; at
-         * tenter = 0 (the first step, or an origin on the faces of the
-         * chunks before it) it is tested now. */
-        if (tenter <= 0)
-            visit(r, c, 0, 0, 0, tenter, texit, &tend, maxv);
-        for (int dz = lo[2]; dz <= hi[2]; dz++)
-            for (int dy = lo[1]; dy <= hi[1]; dy++)
-                for (int dx = lo[0]; dx <= hi[0]; dx++)
-                    if (dx || dy || dz)
-                        visit(r, c, dx, dy, dz, tenter, texit, &tend, maxv);
-        if (!r->all && r->found && r->best.t / vs <= texit)
+        if (!(t <= maxv) || (!r->all && r->found && r->best.t / vs <= t))
             return;
-        if (texit > maxv)
-            return;
-        int k = tnext[0] <= tnext[1] && tnext[0] <= tnext[2] ? 0 : tnext[1] <= tnext[2] ? 1 : 2;
-        c[k] += step[k];
-        tenter = tnext[k];
-        tnext[k] += tdelta[k];
-        if (!chunk_in_range(c[0], c[1], c[2]) &&
-            ((step[k] > 0 && c[k] > (k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK) ||
-             (step[k] < 0 && c[k] < -(k == 1 ? Q_PHYS_LIMIT_Y : Q_PHYS_LIMIT) / Q_PHYS_CHUNK - 1)))
-            return;
+        int64_t blo[3] = {lo[0], lo[1], lo[2]}, bhi[3] = {hi[0], hi[1], hi[2]};
+        if (step[kl] > 0) {
+            blo[kl] = bhi[kl] = ++hi[kl];
+            tlead[kl] = ((double)(hi[kl] + 1) * Q_PHYS_CHUNK - REACH - r->o[kl]) * r->inv[kl];
+            if (hi[kl] >= limit[kl])
+                return; /* out of range from here on */
+        } else {
+            blo[kl] = bhi[kl] = --lo[kl];
+            tlead[kl] = ((double)lo[kl] * Q_PHYS_CHUNK + REACH - r->o[kl]) * r->inv[kl];
+            if (lo[kl] < -limit[kl])
+                return;
+        }
+        test_block(r, blo, bhi);
     }
 }
 
