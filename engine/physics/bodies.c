@@ -76,6 +76,10 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->terrain_scratch);
     q_array_free(&b->terrain_bodies);
     q_array_free(&b->terrain_counts);
+    q_array_free(&b->terrain_reuse);
+    q_array_free(&b->kept_scratch);
+    q_array_free(&b->kept_counts);
+    q_array_free(&b->kept_bodies);
     q_array_free(&b->constraint_first);
     q_array_free(&b->events);
     q_array_free(&b->breakages);
@@ -611,10 +615,18 @@ static void wake_changed(void *ud, q_box box, uint64_t version)
     for (int a = 0; a < 3; a++)
         lo[a] = (box.min[a] - 1) * b->voxel_size, hi[a] = (box.max[a] + 1) * b->voxel_size;
     q_bodies_wake_box(b, lo, hi);
+    /* kept terrain contacts (contacts.c) see as far as their query did */
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        q_body *o = &b->bodies.data[i];
+        double r = o->kept_reach, klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
+        if (o->kept && boxes_overlap(klo, khi, o->min, o->max))
+            o->kept = 0;
+    }
 }
 
-/* Sleepers whose surroundings changed since the last step wake up. When the
- * change log no longer reaches back that far, every body wakes. */
+/* Sleepers whose surroundings changed since the last step wake up, and
+ * bodies near the change drop their kept terrain contacts. When the change
+ * log no longer reaches back that far, every body does. */
 static void wake_for_edits(q_bodies *b)
 {
     const q_terrain *t = b->tp->terrain;
@@ -623,8 +635,10 @@ static void wake_for_edits(q_bodies *b)
         return;
     if (!q_terrain_changes_since(t, b->terrain_version, wake_changed, b)) {
         for (size_t i = 0; i < b->bodies.count; i++)
-            if (b->bodies.data[i].alive)
+            if (b->bodies.data[i].alive) {
                 q_body_wake(b, &b->bodies.data[i]);
+                b->bodies.data[i].kept = 0;
+            }
     }
     b->terrain_version = version;
 }
@@ -821,6 +835,7 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
     s.pairs = b->pairs.count;
     s.manifolds = b->constraints.count;
     s.terrain_manifolds = b->terrain_constraints;
+    s.terrain_kept = b->terrain_kept;
     for (size_t i = 0; i < b->constraints.count; i++)
         s.contacts += b->constraints.data[i].count;
     s.bytes = sizeof *b + b->bodies.capacity * sizeof(q_body) + b->order.capacity * sizeof(uint32_t) +
@@ -829,6 +844,8 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->pair_manifolds.capacity * sizeof(q_manifold) + b->pair_counts.capacity * sizeof(int) +
               b->terrain_scratch.capacity * sizeof(q_terrain_manifold) +
               b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
+              b->kept_scratch.capacity * sizeof(q_terrain_manifold) + b->kept_counts.capacity * sizeof(int) +
+              (b->kept_bodies.capacity + b->terrain_reuse.capacity) * sizeof(uint32_t) +
               b->constraint_first.capacity * sizeof(uint32_t) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
               b->least.capacity * sizeof(double) + b->previous_table.capacity * sizeof(uint32_t) +

@@ -6,7 +6,8 @@
  * never a dangling pointer.
  *
  * Step. q_bodies_step advances by one fixed step dt:
- *   1. wake sleepers whose bounds a terrain edit touched;
+ *   1. wake sleepers whose bounds a terrain edit touched (and drop the kept
+ *      terrain contacts of the bodies near it, step 3);
  *   2. pairs: bodies sorted along X (sweep and prune, ties broken by slot),
  *      bounds grown by how far each body moves in the step;
  *   3. narrowphase (contacts.c; in parallel on the world's workers: every
@@ -15,6 +16,10 @@
  *      manifolds and one manifold per (body, terrain chunk) pair, kept while
  *      the surfaces are closer than the distance they may close in the step
  *      (speculative contacts: a fast body cannot pass through a thin wall);
+ *      a box or hull that has barely moved since its last terrain query
+ *      keeps that query's contacts, moved along with it (contacts.c,
+ *      "terrain contact reuse": valid while the query's wider margin
+ *      covers the motion since; terrain edits drop them);
  *   4. contact impulses from the last step warm-start the matching points
  *      (same pair, same feature id);
  *   5. `substeps` times: gravity and buoyancy, warm start, a soft contact
@@ -231,6 +236,7 @@ uint64_t q_bodies_hash(const q_bodies *b);
 
 typedef struct q_bodies_stats {
     size_t bodies, awake, pairs, manifolds, terrain_manifolds, contacts, bytes;
+    size_t terrain_kept; /* bodies whose terrain contacts were kept, not queried, in the last step */
     double ms_broadphase, ms_narrowphase, ms_solver; /* last step */
 } q_bodies_stats;
 q_bodies_stats q_bodies_get_stats(const q_bodies *b);

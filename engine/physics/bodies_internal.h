@@ -46,6 +46,11 @@ typedef struct q_body {
     uint32_t island;             /* sleeping island id (0 = none) */
     uint32_t unbreakable_steps;  /* a fresh fragment does not break again for a while */
     uint8_t generation;          /* breaks it came out of (fragments of fragments...) */
+    /* Terrain contact reuse (contacts.c): last step's terrain patches stand
+     * for this step's while the body has moved less than they allow. */
+    double kept_x[3], kept_q[4]; /* the pose the kept patches are expressed at */
+    double kept_reach;           /* how far they see: their query margin minus the motion since */
+    uint32_t kept;               /* 1 + the body's index in last step's terrain list; 0: none */
     /* step scratch */
     double x0[3], q0[4];         /* at the start of the step */
     double margin;               /* contact margin for this step */
@@ -189,12 +194,17 @@ struct q_bodies {
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */
     Q_ARRAY(uint32_t) terrain_bodies;  /* moving bodies near solid terrain */
     Q_ARRAY(int) terrain_counts;       /* contact patches of each (merged manifolds) */
+    Q_ARRAY(uint32_t) terrain_reuse;   /* per terrain body: 1 + its index in the kept lists, or 0 */
+    Q_ARRAY(q_terrain_manifold) kept_scratch; /* last step's terrain_scratch, counts and bodies */
+    Q_ARRAY(int) kept_counts;
+    Q_ARRAY(uint32_t) kept_bodies;
     Q_ARRAY(uint32_t) constraint_first; /* per terrain body, then per pair: its first constraint */
     Q_ARRAY(q_contact_event) events;
     Q_ARRAY(q_breakage) breakages;
     Q_ARRAY(uint32_t) parent;         /* islands (union-find) */
     Q_ARRAY(double) least;            /* per island root: shortest sleep time */
     size_t terrain_constraints;
+    size_t terrain_kept;              /* terrain bodies whose patches were kept this step */
     double dt;                        /* of the last step (0 before the first) */
     double ms_broadphase, ms_narrowphase, ms_solver;
 };

@@ -15,12 +15,18 @@
  *     key a u64, b u64, c u32, slot a u32, slot b u32, normal 3 f64,
  *     touching u8, count u8, per point: id u32, ra_local 3, rb_local 3,
  *     normal_impulse, tangent_impulse 2 (f64)
+ *   (version 2) kept terrain contacts (contacts.c), last step's terrain
+ *     bodies u32, per one: slot u32, kept_x 3, kept_q 4, kept_reach (f64),
+ *     patches u8, per patch: cx, cy, cz u32 (two's complement), material
+ *     u8, normal 3 f64, key u32, count u8, per point: position 3,
+ *     separation (f64), id u32
  *   shape: kind u8, then sphere radius; box half 3; capsule radius,
  *     half_height; hull vertex_count, face_count, face_vertex_count,
  *     edge_count u32 and its arrays as held (collider.h q_hull_data);
  *     compound part_count u32, per part p 3, q 4 (f64) and its shape.
  * Doubles are stored as their bits, hulls as their arrays, so a world read
- * back steps exactly as the saved one would have.
+ * back steps exactly as the saved one would have. Version 1 records (no
+ * kept contacts) are read too: their bodies query the terrain afresh.
  */
 #include "core/alloc.h"
 #include "core/bytes.h"
@@ -33,7 +39,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2
 
 /* ---- shapes ---- */
 
@@ -232,6 +238,41 @@ static void write_constraint(q_buf *o, const q_constraint *c)
     }
 }
 
+/* Bodies destroyed since the step are left out. */
+static void write_kept(q_buf *o, const q_bodies *b)
+{
+    uint32_t n = 0;
+    for (size_t i = 0; i < b->terrain_bodies.count; i++)
+        n += b->bodies.data[b->terrain_bodies.data[i]].alive;
+    q_buf_u32(o, n);
+    for (size_t i = 0; i < b->terrain_bodies.count; i++) {
+        const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
+        if (!body->alive)
+            continue;
+        q_buf_u32(o, b->terrain_bodies.data[i]);
+        q_buf_f64s(o, body->kept_x, 3);
+        q_buf_f64s(o, body->kept_q, 4);
+        q_buf_f64(o, body->kept_reach);
+        int patches = b->terrain_counts.data[i];
+        q_buf_u8(o, (uint8_t)patches);
+        for (int k = 0; k < patches; k++) {
+            const q_terrain_manifold *f = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS + (size_t)k];
+            q_buf_u32(o, (uint32_t)f->cx);
+            q_buf_u32(o, (uint32_t)f->cy);
+            q_buf_u32(o, (uint32_t)f->cz);
+            q_buf_u8(o, f->material);
+            q_buf_f64s(o, f->m.normal, 3);
+            q_buf_u32(o, f->m.key);
+            q_buf_u8(o, (uint8_t)f->m.count);
+            for (uint32_t j = 0; j < f->m.count; j++) {
+                q_buf_f64s(o, f->m.points[j].position, 3);
+                q_buf_f64(o, f->m.points[j].separation);
+                q_buf_u32(o, f->m.points[j].id);
+            }
+        }
+    }
+}
+
 bool q_bodies_write(const q_bodies *b, q_buf *o)
 {
     q_buf_u32(o, RECORD_VERSION);
@@ -250,6 +291,7 @@ bool q_bodies_write(const q_bodies *b, q_buf *o)
     q_buf_u32(o, (uint32_t)b->constraints.count);
     for (size_t i = 0; i < b->constraints.count; i++)
         write_constraint(o, &b->constraints.data[i]);
+    write_kept(o, b);
     return !o->failed;
 }
 
@@ -407,6 +449,66 @@ static bool read_constraint(q_bodies *b, q_reader *r, char *err, size_t errlen)
     return q_array_push(&b->constraints, c) || (snprintf(err, errlen, "out of memory"), false);
 }
 
+static bool read_patch(q_reader *r, q_terrain_manifold *f)
+{
+    memset(f, 0, sizeof *f);
+    f->cx = (int32_t)q_read_u32(r);
+    f->cy = (int32_t)q_read_u32(r);
+    f->cz = (int32_t)q_read_u32(r);
+    f->material = q_read_u8(r);
+    q_read_f64s(r, f->m.normal, 3);
+    f->m.key = q_read_u32(r);
+    f->m.count = q_read_u8(r);
+    bool ok = !r->failed && f->m.count <= Q_MANIFOLD_POINTS && v3_finite(f->m.normal);
+    for (uint32_t j = 0; ok && j < f->m.count; j++) {
+        q_contact_point *p = &f->m.points[j];
+        q_read_f64s(r, p->position, 3);
+        p->separation = q_read_f64(r);
+        p->id = q_read_u32(r);
+        ok = !r->failed && v3_finite(p->position) && isfinite(p->separation);
+    }
+    return ok;
+}
+
+/* Last step's terrain bodies and their patches, which the next step keeps
+ * or queries again (contacts.c). */
+static bool read_kept(q_bodies *b, q_reader *r, char *err, size_t errlen)
+{
+    uint32_t n = q_read_u32(r);
+    if (r->failed || n > b->live || !q_array_reserve(&b->terrain_bodies, n) ||
+        !q_array_reserve(&b->terrain_counts, n) || !q_array_reserve(&b->terrain_scratch, (size_t)n * Q_TERRAIN_MANIFOLDS)) {
+        snprintf(err, errlen, r->failed || n > b->live ? "bad kept contacts record" : "out of memory");
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t slot = q_read_u32(r);
+        bool ok = !r->failed && slot < b->bodies.count && b->bodies.data[slot].alive &&
+                  !b->bodies.data[slot].is_static && !b->bodies.data[slot].kept;
+        q_body *body = ok ? &b->bodies.data[slot] : NULL;
+        double x[3], q[4], reach;
+        q_read_f64s(r, x, 3);
+        q_read_f64s(r, q, 4);
+        reach = q_read_f64(r);
+        int patches = q_read_u8(r);
+        ok = ok && !r->failed && v3_finite(x) && isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2]) &&
+             isfinite(q[3]) && isfinite(reach) && patches <= Q_TERRAIN_MANIFOLDS;
+        for (int k = 0; ok && k < patches; k++)
+            ok = read_patch(r, &b->terrain_scratch.data[(size_t)i * Q_TERRAIN_MANIFOLDS + (size_t)k]);
+        if (!ok) {
+            snprintf(err, errlen, "bad kept contacts record");
+            return false;
+        }
+        v3_copy(body->kept_x, x);
+        memcpy(body->kept_q, q, sizeof q);
+        body->kept_reach = reach;
+        body->kept = i + 1;
+        b->terrain_bodies.data[i] = slot;
+        b->terrain_counts.data[i] = patches;
+    }
+    b->terrain_bodies.count = b->terrain_counts.count = n;
+    return true;
+}
+
 /* Back to an empty set after a failed read. */
 static void clear(q_bodies *b)
 {
@@ -415,6 +517,7 @@ static void clear(q_bodies *b)
             q_body_free(&b->bodies.data[i]);
     b->bodies.count = 0;
     b->constraints.count = 0;
+    b->terrain_bodies.count = b->terrain_counts.count = 0;
     b->live = b->awake = 0;
     q_handle_pool_free(&b->handles);
 }
@@ -429,8 +532,8 @@ bool q_bodies_read(q_bodies *b, q_reader *r, const uint8_t *remap, int material_
     }
     uint32_t version = q_read_u32(r);
     b->next_island = q_read_u32(r);
-    if (r->failed || version != RECORD_VERSION) {
-        snprintf(err, errlen, "bodies record version %u; this build reads %d", version, RECORD_VERSION);
+    if (r->failed || version < 1 || version > RECORD_VERSION) {
+        snprintf(err, errlen, "bodies record version %u; this build reads 1 to %d", version, RECORD_VERSION);
         return false;
     }
     bool ok = read_pool(b, r, err, errlen);
@@ -446,6 +549,8 @@ bool q_bodies_read(q_bodies *b, q_reader *r, const uint8_t *remap, int material_
     ok = ok && !r->failed && nc <= (r->size - r->at) / 60;
     for (uint32_t i = 0; ok && i < nc; i++)
         ok = read_constraint(b, r, err, errlen);
+    if (ok && version >= 2)
+        ok = read_kept(b, r, err, errlen);
     if (!ok) {
         if (!err[0] || r->failed)
             snprintf(err, errlen, "bad bodies record");

@@ -374,61 +374,172 @@ static int merge_terrain(q_terrain_manifold *out, int n)
     return patches;
 }
 
+/* ---- terrain contact reuse ----
+ *
+ * A body that barely moves finds the same terrain contacts step after step.
+ * Its patches are queried with a wider margin (Q_KEEP_EXTRA more) and kept;
+ * while the farthest any point of the body has moved since (the centre's
+ * travel plus the chord its rotation sweeps at the body's radius) leaves
+ * that margin at least this step's, every triangle feature closer than this
+ * step's margin was within the kept query's, so the kept points stand for a
+ * new query: each point's body side moves with the body and its separation
+ * changes by that motion along the (terrain-fixed) normal. Points farther
+ * than this step's margin are left out of the constraints. Only boxes and
+ * hulls keep contacts: round shapes (spheres, capsules) roll, so their
+ * contact points do not move with the body (and their query is cheap), and
+ * a compound's many parts and patches are queried each step (a wider query
+ * would crowd its Q_TERRAIN_MANIFOLDS patches). A terrain edit drops the
+ * kept patches of the bodies near it (bodies.c); world files carry them
+ * (bodies_io.c), so a loaded world steps like the saved one. */
+#define Q_KEEP_EXTRA 0.02 /* metres */
+
+static bool keeps_contacts(const q_collider *s) { return s->kind == Q_COLLIDER_BOX || s->kind == Q_COLLIDER_HULL; }
+
+/* How far any point of the body has moved from the kept pose. */
+static double kept_motion(const q_body *o)
+{
+    double d[3], rel[4], inv[4] = {-o->kept_q[0], -o->kept_q[1], -o->kept_q[2], o->kept_q[3]};
+    v3_sub(d, o->x, o->kept_x);
+    quat_mul(rel, o->q, inv);
+    double s = sqrt(rel[0] * rel[0] + rel[1] * rel[1] + rel[2] * rel[2]); /* sin(angle / 2) */
+    return v3_len(d) + 2 * s * o->radius;
+}
+
+/* Moves the kept patches' body side from the kept pose to the current one. */
+static void move_kept(const q_body *o, const q_terrain_manifold *from, int n, q_terrain_manifold *to)
+{
+    double rel[4], inv[4] = {-o->kept_q[0], -o->kept_q[1], -o->kept_q[2], o->kept_q[3]};
+    quat_mul(rel, o->q, inv);
+    for (int k = 0; k < n; k++) {
+        to[k] = from[k];
+        const double *nrm = to[k].m.normal;
+        for (uint32_t j = 0; j < to[k].m.count; j++) {
+            q_contact_point *p = &to[k].m.points[j];
+            double body[3], r[3], moved[3];
+            v3_copy(body, p->position);
+            v3_madd(body, nrm, p->separation / 2); /* the body's surface point */
+            v3_sub(r, body, o->kept_x);
+            quat_rotate(rel, r, moved);
+            v3_add(moved, moved, o->x);
+            double d[3];
+            v3_sub(d, moved, body);
+            p->separation += v3_dot(d, nrm);
+            v3_copy(p->position, moved);
+            v3_madd(p->position, nrm, -p->separation / 2);
+        }
+    }
+}
+
+/* One terrain body's patches: kept ones moved along, or a new query. */
+static void terrain_body(q_bodies *b, size_t i)
+{
+    q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
+    q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+    uint32_t kept = b->terrain_reuse.data[i];
+    if (kept) {
+        int n = b->kept_counts.data[kept - 1];
+        move_kept(o, &b->kept_scratch.data[(size_t)(kept - 1) * Q_TERRAIN_MANIFOLDS], n, out);
+        b->terrain_counts.data[i] = n;
+    } else {
+        q_xform t = q_body_frame(o);
+        double margin = o->margin + (keeps_contacts(o->shape) ? Q_KEEP_EXTRA : 0);
+        b->terrain_counts.data[i] =
+            merge_terrain(out, (int)q_collide_terrain(b->tp, o->shape, &t, margin, out, Q_TERRAIN_MANIFOLDS));
+        o->kept_reach = keeps_contacts(o->shape) ? margin : -1;
+    }
+    v3_copy(o->kept_x, o->x);
+    memcpy(o->kept_q, o->q, sizeof o->q);
+}
+
 /* Terrain contacts of a run of bodies on a frozen cache (any thread). */
 static void collide_terrain_job(void *ctx, int index)
 {
     run_job *job = ctx;
-    q_bodies *b = job->b;
     size_t lo, end;
     run_range(job, index, &lo, &end);
-    for (size_t i = lo; i < end; i++) {
-        const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
-        q_xform t = q_body_frame(o);
-        q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
-        b->terrain_counts.data[i] =
-            merge_terrain(out, (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out, Q_TERRAIN_MANIFOLDS));
-    }
+    for (size_t i = lo; i < end; i++)
+        terrain_body(job->b, i);
 }
+
+#define SWAP_ARRAYS(x, y)                                                                                             \
+    do {                                                                                                              \
+        __typeof__((x).data) d_ = (x).data;                                                                           \
+        size_t n_ = (x).count, c_ = (x).capacity;                                                                     \
+        (x).data = (y).data, (x).count = (y).count, (x).capacity = (y).capacity;                                     \
+        (y).data = d_, (y).count = n_, (y).capacity = c_;                                                             \
+    } while (0)
 
 /* Terrain contact patches of every moving body. The terrain physics cache is not
  * thread-safe, so the chunk meshes the bodies will read are built first
  * (serially), then the cache is frozen and the bodies are collided in
  * parallel, each writing its own slots; if any query still missed a chunk
- * (the buried fallback's ray), all are redone serially after thawing. */
+ * (the buried fallback's ray), all queries are redone serially after thawing. */
 static void collide_terrain(q_bodies *b)
 {
+    /* last step's lists become the kept ones */
+    SWAP_ARRAYS(b->terrain_scratch, b->kept_scratch);
+    SWAP_ARRAYS(b->terrain_counts, b->kept_counts);
+    SWAP_ARRAYS(b->terrain_bodies, b->kept_bodies);
     b->terrain_bodies.count = 0;
     for (uint32_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
         if (q_body_moving(o) && q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid)
             if (!q_array_push(&b->terrain_bodies, i))
-                return;
+                break;
     }
     size_t n = b->terrain_bodies.count;
-    if (n == 0 || !q_array_reserve(&b->terrain_scratch, n * Q_TERRAIN_MANIFOLDS) ||
-        !q_array_reserve(&b->terrain_counts, n))
-        return;
+    bool ok = n > 0 && q_array_reserve(&b->terrain_scratch, n * Q_TERRAIN_MANIFOLDS) &&
+              q_array_reserve(&b->terrain_counts, n) && q_array_reserve(&b->terrain_reuse, n);
+    if (!ok)
+        n = b->terrain_bodies.count = 0;
+    b->terrain_kept = 0;
     for (size_t i = 0; i < n; i++) {
-        const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
-        q_xform t = q_body_frame(o);
-        q_collide_terrain_warm(b->tp, o->shape, &t, o->margin);
+        q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
+        uint32_t kept = 0;
+        if (o->kept && o->kept_reach >= 0) {
+            double reach = o->kept_reach - kept_motion(o);
+            if (reach >= o->margin) {
+                kept = o->kept;
+                o->kept_reach = reach;
+            }
+        }
+        b->terrain_reuse.data[i] = kept;
+        b->terrain_kept += kept != 0;
+        if (!kept) {
+            q_xform t = q_body_frame(o);
+            q_collide_terrain_warm(b->tp, o->shape, &t, o->margin + Q_KEEP_EXTRA);
+        }
     }
+    for (size_t i = 0; i < b->kept_bodies.count; i++)
+        b->bodies.data[b->kept_bodies.data[i]].kept = 0;
+    for (size_t i = 0; i < n; i++)
+        b->bodies.data[b->terrain_bodies.data[i]].kept = (uint32_t)i + 1;
+    if (n == 0)
+        return;
     run_job job = {b, 16, n};
     q_tp_take_missed(b->tp);
     q_tp_freeze(b->tp, true);
     q_jobs_for(b->jobs, run_count(&job), collide_terrain_job, &job);
     q_tp_freeze(b->tp, false);
     /* Rare (a buried body's ray reached an uncached chunk): which body's
-     * answer lacked it is not known, so all are redone; the complete ones
-     * come out the same. */
+     * answer lacked it is not known, so all queries are redone; the
+     * complete ones come out the same. */
     if (q_tp_take_missed(b->tp))
-        for (size_t i = 0; i < n; i++) {
-            const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
-            q_xform t = q_body_frame(o);
-            q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
-            b->terrain_counts.data[i] =
-                merge_terrain(out, (int)q_collide_terrain(b->tp, o->shape, &t, o->margin, out, Q_TERRAIN_MANIFOLDS));
-        }
+        for (size_t i = 0; i < n; i++)
+            if (!b->terrain_reuse.data[i])
+                terrain_body(b, i);
+}
+
+/* A terrain patch's points within this step's margin (the rest were only
+ * queried to be kept, see "terrain contact reuse"). */
+static uint32_t live_points(const q_terrain_manifold *f, double margin, q_manifold *m)
+{
+    *m = f->m;
+    m->count = 0;
+    for (uint32_t j = 0; j < f->m.count; j++)
+        if (f->m.points[j].separation <= margin)
+            m->points[m->count++] = f->m.points[j];
+    return m->count;
 }
 
 /* Constraints from a run of manifold sources (terrain bodies first, then
@@ -444,12 +555,14 @@ static void fill_constraints(void *ctx, int index)
         if (i < nt) {
             uint32_t slot = b->terrain_bodies.data[i];
             const q_terrain_manifold *out = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+            double margin = b->bodies.data[slot].margin;
             for (int k = 0; k < b->terrain_counts.data[i]; k++) {
                 const q_terrain_manifold *f = &out[k];
-                if (f->m.count == 0)
+                q_manifold m;
+                if (live_points(f, margin, &m) == 0)
                     continue;
                 q_constraint_key key = {body_key(b, slot), q_phys_key(f->cx, f->cy, f->cz), f->m.key};
-                fill_constraint(b, c++, Q_TERRAIN, slot, &f->m, key, f->material);
+                fill_constraint(b, c++, Q_TERRAIN, slot, &m, key, f->material);
             }
         } else {
             size_t pi = i - nt;
@@ -465,12 +578,14 @@ static void fill_constraints(void *ctx, int index)
     }
 }
 
-/* Manifolds with points among a source's first n. */
-static uint32_t terrain_constraint_count(const q_terrain_manifold *out, int n)
+/* Patches with live points among a terrain body's first n. */
+static uint32_t terrain_constraint_count(const q_terrain_manifold *out, int n, double margin)
 {
     uint32_t k = 0;
-    for (int i = 0; i < n; i++)
-        k += out[i].m.count > 0;
+    for (int i = 0; i < n; i++) {
+        q_manifold m;
+        k += live_points(&out[i], margin, &m) > 0;
+    }
     return k;
 }
 
@@ -505,7 +620,8 @@ void q_bodies_collide(q_bodies *b)
         b->constraint_first.data[i] = (uint32_t)total;
         if (i < nt) {
             total += terrain_constraint_count(&b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS],
-                                              b->terrain_counts.data[i]);
+                                              b->terrain_counts.data[i],
+                                              b->bodies.data[b->terrain_bodies.data[i]].margin);
             b->terrain_constraints += (size_t)b->terrain_counts.data[i];
         } else {
             for (int k = 0; k < b->pair_counts.data[i - nt]; k++)

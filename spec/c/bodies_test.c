@@ -453,6 +453,10 @@ static void test_round_trip(void)
         q_body_create(s.bodies, &d, err, sizeof err);
     }
     run(&s, 150);
+    /* written while bodies are keeping their terrain contacts (contacts.c),
+     * which the record carries */
+    for (int i = 0; i < 300 && q_bodies_get_stats(s.bodies).terrain_kept == 0; i++)
+        run(&s, 1);
     q_buf out = {0};
     bool wrote = q_bodies_write(s.bodies, &out);
     q_bodies *copy = q_bodies_create(s.tp, NULL, 1.0, GRAVITY, 4);
@@ -465,14 +469,22 @@ static void test_round_trip(void)
         printf("# read: %s\n", err);
     report("a written set reads back with an equal hash", read && q_bodies_hash(copy) == q_bodies_hash(s.bodies));
     int diverged = -1;
+    size_t kept_first = 0, kept_copy = 0;
     for (int i = 0; read && i < 120 && diverged < 0; i++) {
         q_bodies_step(s.bodies, 1.0 / 60);
         q_bodies_step(copy, 1.0 / 60);
+        if (i == 0) {
+            kept_first = q_bodies_get_stats(s.bodies).terrain_kept;
+            kept_copy = q_bodies_get_stats(copy).terrain_kept;
+        }
         if (q_bodies_hash(copy) != q_bodies_hash(s.bodies))
             diverged = i;
     }
-    printf("# round trip: %zu bytes for %zu bodies (%zu asleep); diverged at step %d\n", out.size,
-           q_bodies_count(s.bodies), q_bodies_count(s.bodies) - q_bodies_awake(s.bodies), diverged);
+    printf("# round trip: %zu bytes for %zu bodies (%zu asleep); kept terrain contacts in the first step: %zu, "
+           "copy %zu; diverged at step %d\n",
+           out.size, q_bodies_count(s.bodies), q_bodies_count(s.bodies) - q_bodies_awake(s.bodies), kept_first,
+           kept_copy, diverged);
+    report("the copy keeps the same terrain contacts as the original", kept_first > 0 && kept_copy == kept_first);
     report("the copy steps bit for bit like the original for 2 s", read && diverged < 0);
     /* every truncation is refused cleanly */
     int refused = 0, tries = 0;
@@ -486,6 +498,50 @@ static void test_round_trip(void)
     report("truncated records are refused and leave the set empty", refused == tries);
     q_buf_free(&out);
     q_bodies_destroy(copy);
+    free_scene(&s);
+}
+
+/* Kept terrain contacts (contacts.c): a box settling on flat ground keeps
+ * its contacts instead of querying the terrain each step; it rests where a
+ * fresh query puts it, and digging the ground away under it (while it is
+ * still awake, keeping contacts) lets it fall at once. */
+static void test_kept_contacts(void)
+{
+    scene s = make_scene(1, Q_GEN_FLAT, false, 0);
+    double ground = surface_height(&s, 40.3, 40.7);
+    q_handle h = add_box(&s, 0.5, 0.5, 0.5, 40.3, ground + 0.55, 40.7, "rock");
+    size_t kept = 0;
+    int steps = 0;
+    q_body_state st;
+    do {
+        run(&s, 1);
+        kept = q_bodies_get_stats(s.bodies).terrain_kept;
+        q_body_get(s.bodies, h, &st);
+    } while (++steps < 120 && !(kept > 0 && fabs(st.position[1] - (ground + 0.5)) < 0.002));
+    /* the fresh query at its pose: the deepest point's separation */
+    q_body *body = q_bodies_get(s.bodies, h);
+    q_xform t = q_body_frame(body);
+    q_terrain_manifold fresh[16];
+    size_t nf = q_collide_terrain(s.tp, body->shape, &t, body->margin, fresh, 16);
+    double deepest = INFINITY;
+    for (size_t k = 0; k < nf; k++)
+        for (uint32_t j = 0; j < fresh[k].m.count; j++)
+            deepest = fmin(deepest, fresh[k].m.points[j].separation);
+    printf("# kept: after %d steps, y %.4f (surface + 0.5 = %.4f), fresh deepest separation %.2g, awake %d\n", steps,
+           st.position[1], ground + 0.5, deepest, !st.sleeping);
+    report("a box settled on flat ground keeps its terrain contacts", kept == 1 && !st.sleeping &&
+                                                                     fabs(st.position[1] - (ground + 0.5)) < 0.002);
+    report("where a fresh query finds it touching (1 mm)", nf > 0 && fabs(deepest) < 1e-3);
+    /* dig a pit under it one voxel deep: the solid below stays within the
+     * broadphase's reach, so only dropping the kept contacts lets it fall */
+    char err[256];
+    q_box pit = {{36, (int32_t)ground - 1, 36}, {45, (int32_t)ground + 1, 45}};
+    q_terrain_fill_region(s.terrain, pit, (uint8_t)q_material_find("air"), err, sizeof err);
+    double before = st.position[1];
+    run(&s, 30);
+    q_body_get(s.bodies, h, &st);
+    printf("# kept: 0.5 s after the dig, y %.4f (was %.4f)\n", st.position[1], before);
+    report("ground dug away under a box keeping contacts lets it fall at once", st.position[1] < before - 0.5);
     free_scene(&s);
 }
 
@@ -543,6 +599,7 @@ int main(void)
     test_brittle();
     test_detach();
     test_round_trip();
+    test_kept_contacts();
     test_world_file();
     printf("1..%d\n", test_no);
     return failures != 0;
