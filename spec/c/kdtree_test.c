@@ -1,7 +1,10 @@
 /* kD tree invariants and queries against brute force, on random triangle
  * soups and degenerate input. TAP output. */
 #include "core/alloc.h"
+#include "mesh/dc.h"
 #include "physics/kdtree.h"
+#include "physics/terrain_physics.h"
+#include "voxel/terrain.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -262,6 +265,75 @@ static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries, flo
     return ok;
 }
 
+/* The engine's walk over its 8^3 chunk trees (q_terrain_physics_raycast)
+ * against brute force over one mesh of the whole world. A quarter of the
+ * rays start anywhere, the others on chunk faces, edges and corners (the
+ * walk's events fall on its first step there: a ray that starts on a face
+ * and moves away from the chunk above it must still test the chunk below
+ * at once). Half the rays are short (0.5 to 4.5 voxels), so that many end
+ * or turn away near the triangles a chunk reaches past its box with. Same
+ * hit or miss, t within 1e-4. */
+static int check_terrain_walk(int rays, int *hits)
+{
+    q_terrain *t = q_terrain_create(NULL);
+    q_generate_def gd = q_default_generate_def();
+    gd.kind = Q_GEN_CAVES;
+    gd.size[0] = 32, gd.size[1] = 24, gd.size[2] = 32;
+    gd.seed = 3;
+    char err[128];
+    if (!t || q_terrain_generate(t, &gd, err, sizeof err) != Q_OK)
+        return 0;
+    q_box box = {{-8, -8, -8}, {40, 32, 40}};
+    q_dc_output out = {0};
+    out.vertex_capacity = q_dc_vertex_bound(box);
+    out.index_capacity = q_dc_index_bound(box);
+    out.positions = malloc(out.vertex_capacity * 3 * sizeof(float));
+    out.indices = malloc(out.index_capacity * sizeof(uint32_t));
+    memcpy(out.origin, box.min, sizeof box.min);
+    q_terrain_physics *p = q_terrain_physics_create(t, 1.0, 0);
+    int ok = p && out.positions && out.indices &&
+             q_dc_mesh(t, box, Q_SURFACE_SOLID, 1.0f, &out, NULL, err, sizeof err) == Q_OK && out.index_count > 0;
+    for (size_t i = 0; ok && i < out.vertex_count * 3; i++)
+        out.positions[i] += (float)box.min[i % 3]; /* world positions: exact on the mesher's grid */
+    const float lo[3] = {0, 1, 0}, hi[3] = {32, 23, 32};
+    int grid_axes[3] = {0, 2, 1}; /* the axes put on the chunk grid first: x, then z, then y */
+    for (int r = 0; ok && r < rays; r++) {
+        double o[3], d[3], l2;
+        for (int a = 0; a < 3; a++)
+            o[a] = lo[a] + frand() * (hi[a] - lo[a]);
+        for (int k = 0; k < r % 4; k++) {
+            int a = grid_axes[k];
+            o[a] = 8.0 * (int)(frand() * (a == 1 ? 2.99f : 4.99f)) + (a == 1 ? 8 : 0);
+        }
+        do {
+            for (int a = 0; a < 3; a++)
+                d[a] = frand() * 2 - 1;
+            l2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        } while (l2 > 1 || l2 < 1e-4);
+        for (int a = 0; a < 3; a++)
+            d[a] /= sqrt(l2);
+        double len = r % 8 < 4 ? 0.5 + frand() * 4 : 1 + frand() * 30;
+        float fo[3] = {(float)o[0], (float)o[1], (float)o[2]}, fd[3] = {(float)d[0], (float)d[1], (float)d[2]};
+        float best = INFINITY;
+        for (size_t k = 0; k < out.index_count; k += 3) {
+            const float *v = out.positions;
+            float tk = q_ray_triangle(fo, fd, v + 3 * out.indices[k], v + 3 * out.indices[k + 1],
+                                      v + 3 * out.indices[k + 2]);
+            if (tk >= 0 && tk <= len && tk < best)
+                best = tk;
+        }
+        q_ray_hit h;
+        bool hit = q_terrain_physics_raycast(p, o, d, len, Q_RAY_SOLID, &h);
+        ok &= hit == (best != INFINITY) && (!hit || fabs(h.distance - best) <= 1e-4);
+        *hits += hit;
+    }
+    q_terrain_physics_destroy(p);
+    q_terrain_destroy(t);
+    free(out.positions);
+    free(out.indices);
+    return ok;
+}
+
 int main(void)
 {
     static const char *kinds[] = {"random", "identical", "collinear", "multi-scale", "offset", "integer"};
@@ -321,6 +393,15 @@ int main(void)
     q_kd_mesh one = {.positions = (float[9]){0, 0, 0, 1, 0, 0, 0, 1, 0}, .indices32 = other, .triangle_count = 1};
     report("a sorted build refuses index arrays that are not the mesh's",
            !q_kdtree_build_sorted(&empty, &one, NULL, (uint32_t[3]){0, 1, 2}, NULL) && empty.word_count == 0);
+    /* 12000 rays: with 4000, a walk whose chunks reached a quarter voxel
+     * instead of half still passed. */
+    int walk_rays = 12000, walk_hits = 0;
+    int walk_ok = check_terrain_walk(walk_rays, &walk_hits);
+    char walk_name[160];
+    snprintf(walk_name, sizeof walk_name,
+             "q_terrain_physics_raycast (the chunk walk) equals brute force on %d rays from chunk faces, edges, corners and anywhere (%d hit)",
+             walk_rays, walk_hits);
+    report(walk_name, walk_ok && walk_hits > walk_rays / 5 && walk_hits < walk_rays * 4 / 5);
     report("kD tree memory is returned", q_alloc_live_bytes() == 0);
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;
