@@ -579,6 +579,19 @@ static int compare_hits(const void *a, const void *b)
  * 1e-6 for rounding: the chunk's reach is its box grown by this. */
 #define REACH (0.5 + 1e-6)
 
+/* floor and ceil for |v| < 2^63 (origins are within 1e12 voxels). */
+static inline int64_t floor_i64(double v)
+{
+    int64_t i = (int64_t)v;
+    return i - (v < (double)i);
+}
+
+static inline int64_t ceil_i64(double v)
+{
+    int64_t i = (int64_t)v;
+    return i + (v > (double)i);
+}
+
 /* Tests the chunks (x, y, z) with x in [lo[0], hi[0]] and so on (z
  * outermost), those within the physics chunk range. */
 static void test_block(ray_ctx *r, const int64_t lo[3], const int64_t hi[3])
@@ -608,8 +621,8 @@ static void walk(ray_ctx *r)
     double tlead[3], ttrail[3];
     for (int k = 0; k < 3; k++) {
         double x = r->o[k];
-        lo[k] = (int64_t)ceil((x - Q_PHYS_CHUNK - REACH) / Q_PHYS_CHUNK);
-        hi[k] = (int64_t)floor((x + REACH) / Q_PHYS_CHUNK);
+        lo[k] = ceil_i64((x - Q_PHYS_CHUNK - REACH) / Q_PHYS_CHUNK);
+        hi[k] = floor_i64((x + REACH) / Q_PHYS_CHUNK);
         step[k] = r->d[k] > 0 ? 1 : r->d[k] < 0 ? -1 : 0;
         tlead[k] = ttrail[k] = INFINITY;
     }
@@ -627,21 +640,23 @@ static void walk(ray_ctx *r)
         }
     }
     for (int guard = 0; guard < (1 << 24); guard++) {
-        int kl = tlead[0] <= tlead[1] && tlead[0] <= tlead[2] ? 0 : tlead[1] <= tlead[2] ? 1 : 2;
-        int kt = ttrail[0] <= ttrail[1] && ttrail[0] <= ttrail[2] ? 0 : ttrail[1] <= ttrail[2] ? 1 : 2;
+        double m01 = tlead[1] < tlead[0] ? tlead[1] : tlead[0];
+        int kl = tlead[2] < m01 ? 2 : tlead[1] < tlead[0];
         double t = tlead[kl];
-        if (ttrail[kt] < t) { /* leads first at equal times: a reach touched at one point counts */
-            if (step[kt] > 0) {
-                lo[kt]++;
-                ttrail[kt] = ((double)(lo[kt] + 1) * Q_PHYS_CHUNK + REACH - r->o[kt]) * r->inv[kt];
-            } else {
-                hi[kt]--;
-                ttrail[kt] = ((double)hi[kt] * Q_PHYS_CHUNK - REACH - r->o[kt]) * r->inv[kt];
-            }
-            continue;
-        }
         if (!(t <= maxv) || (!r->all && r->found && r->best.t / vs <= t))
             return;
+        /* Drop the indices left behind before t (a reach touched at t
+         * itself still counts). */
+        for (int k = 0; k < 3; k++)
+            while (ttrail[k] < t) {
+                if (step[k] > 0) {
+                    lo[k]++;
+                    ttrail[k] = ((double)(lo[k] + 1) * Q_PHYS_CHUNK + REACH - r->o[k]) * r->inv[k];
+                } else {
+                    hi[k]--;
+                    ttrail[k] = ((double)hi[k] * Q_PHYS_CHUNK - REACH - r->o[k]) * r->inv[k];
+                }
+            }
         int64_t blo[3] = {lo[0], lo[1], lo[2]}, bhi[3] = {hi[0], hi[1], hi[2]};
         if (step[kl] > 0) {
             blo[kl] = bhi[kl] = ++hi[kl];
