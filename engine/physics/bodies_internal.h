@@ -50,6 +50,7 @@ typedef struct q_body {
      * for this step's while the body has moved less than they allow. */
     double kept_x[3], kept_q[4]; /* the pose the kept patches are expressed at */
     double kept_reach;           /* how far they see: their query margin minus the motion since */
+    double kept_near;            /* their least separation (at the kept pose) */
     uint32_t kept;               /* 1 + the body's index in last step's terrain list; 0: none */
     /* step scratch */
     double x0[3], q0[4];         /* at the start of the step */

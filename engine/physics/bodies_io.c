@@ -501,6 +501,12 @@ static bool read_kept(q_bodies *b, q_reader *r, char *err, size_t errlen)
         v3_copy(body->kept_x, x);
         memcpy(body->kept_q, q, sizeof q);
         body->kept_reach = reach;
+        body->kept_near = INFINITY; /* as contacts.c derives it */
+        for (int k = 0; k < patches; k++) {
+            const q_manifold *m = &b->terrain_scratch.data[(size_t)i * Q_TERRAIN_MANIFOLDS + (size_t)k].m;
+            for (uint32_t j = 0; j < m->count; j++)
+                body->kept_near = fmin(body->kept_near, m->points[j].separation);
+        }
         body->kept = i + 1;
         b->terrain_bodies.data[i] = slot;
         b->terrain_counts.data[i] = patches;

@@ -65,6 +65,11 @@ typedef struct q_terrain_manifold {
  * rough ground); no heap allocation except a chunk's first mesh build. */
 size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
                          q_terrain_manifold *out, size_t cap);
+/* The same, without the broadphase test first: for callers that already
+ * know the shape's bounds grown by at most margin touch solid (the answer
+ * is then the same). */
+size_t q_collide_terrain_near(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
+                              q_terrain_manifold *out, size_t cap);
 
 /* Builds (into the terrain physics cache) the chunk meshes that
  * q_collide_terrain with the same arguments would read, so that the call

@@ -490,6 +490,14 @@ size_t q_collide_terrain(q_terrain_physics *tp, const q_collider *s, const q_xfo
     }
     if (!q_terrain_physics_broadphase(tp, mn, mx).solid)
         return 0;
+    return q_collide_terrain_near(tp, s, t, margin, out, cap);
+}
+
+size_t q_collide_terrain_near(q_terrain_physics *tp, const q_collider *s, const q_xform *t, double margin,
+                              q_terrain_manifold *out, size_t cap)
+{
+    if (cap == 0 || !q_terrain_physics_sync(tp))
+        return 0;
     gather g;
     if (s->kind != Q_COLLIDER_COMPOUND)
         return collide_convex(tp, s, t, margin, out, cap, &g, 0);

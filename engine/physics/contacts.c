@@ -444,9 +444,13 @@ static void terrain_body(q_bodies *b, size_t i)
         q_xform t = q_body_frame(o);
         double margin = o->margin + (keeps_contacts(o->shape) ? Q_KEEP_EXTRA : 0);
         b->terrain_counts.data[i] =
-            merge_terrain(out, (int)q_collide_terrain(b->tp, o->shape, &t, margin, out, Q_TERRAIN_MANIFOLDS));
+            merge_terrain(out, (int)q_collide_terrain_near(b->tp, o->shape, &t, margin, out, Q_TERRAIN_MANIFOLDS));
         o->kept_reach = keeps_contacts(o->shape) ? margin : -1;
     }
+    o->kept_near = INFINITY;
+    for (int k = 0; k < b->terrain_counts.data[i]; k++)
+        for (uint32_t j = 0; j < out[k].m.count; j++)
+            o->kept_near = fmin(o->kept_near, out[k].m.points[j].separation);
     v3_copy(o->kept_x, o->x);
     memcpy(o->kept_q, o->q, sizeof o->q);
 }
@@ -483,9 +487,14 @@ static void collide_terrain(q_bodies *b)
     b->terrain_bodies.count = 0;
     for (uint32_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
-        if (q_body_moving(o) && q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid)
-            if (!q_array_push(&b->terrain_bodies, i))
-                break;
+        if (!q_body_moving(o))
+            continue;
+        /* A kept point still within this step's margin puts the terrain
+         * inside the grown bounds: the broadphase would say so. */
+        bool near = o->kept && o->kept_reach >= 0 && o->kept_near + kept_motion(o) <= o->margin;
+        if ((near || q_terrain_physics_broadphase(b->tp, o->gmin, o->gmax).solid) &&
+            !q_array_push(&b->terrain_bodies, i))
+            break;
     }
     size_t n = b->terrain_bodies.count;
     bool ok = n > 0 && q_array_reserve(&b->terrain_scratch, n * Q_TERRAIN_MANIFOLDS) &&
