@@ -77,6 +77,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->terrain_bodies);
     q_array_free(&b->terrain_counts);
     q_array_free(&b->terrain_reuse);
+    q_array_free(&b->frames);
     q_array_free(&b->kept_scratch);
     q_array_free(&b->kept_counts);
     q_array_free(&b->kept_bodies);
@@ -846,6 +847,7 @@ q_bodies_stats q_bodies_get_stats(const q_bodies *b)
               b->terrain_bodies.capacity * sizeof(uint32_t) + b->terrain_counts.capacity * sizeof(int) +
               b->kept_scratch.capacity * sizeof(q_terrain_manifold) + b->kept_counts.capacity * sizeof(int) +
               (b->kept_bodies.capacity + b->terrain_reuse.capacity) * sizeof(uint32_t) +
+              b->frames.capacity * sizeof(q_xform) +
               b->constraint_first.capacity * sizeof(uint32_t) +
               b->events.capacity * sizeof(q_contact_event) + b->parent.capacity * sizeof(uint32_t) +
               b->least.capacity * sizeof(double) + b->previous_table.capacity * sizeof(uint32_t) +

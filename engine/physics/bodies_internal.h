@@ -195,6 +195,7 @@ struct q_bodies {
     Q_ARRAY(q_terrain_manifold) terrain_scratch; /* Q_TERRAIN_MANIFOLDS per body */
     Q_ARRAY(uint32_t) terrain_bodies;  /* moving bodies near solid terrain */
     Q_ARRAY(int) terrain_counts;       /* contact patches of each (merged manifolds) */
+    Q_ARRAY(q_xform) frames;           /* per slot: q_body_frame at the step's start (contacts.c) */
     Q_ARRAY(uint32_t) terrain_reuse;   /* per terrain body: 1 + its index in the kept lists, or 0 */
     Q_ARRAY(q_terrain_manifold) kept_scratch; /* last step's terrain_scratch, counts and bodies */
     Q_ARRAY(int) kept_counts;

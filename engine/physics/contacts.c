@@ -214,6 +214,13 @@ static inline double row_velocity(const q_body *A, const q_body *B, const q_row 
     return q_row_speed(A->v, A->w, B->v, B->w, row, d);
 }
 
+/* A body's shape frame at the step's start: from the table made once per
+ * step (q_bodies_collide), or computed where that failed for memory. */
+static q_xform frame_of(const q_bodies *b, uint32_t slot)
+{
+    return slot < b->frames.count ? b->frames.data[slot] : q_body_frame(&b->bodies.data[slot]);
+}
+
 static bool is_round(const q_collider *s)
 {
     return s->kind == Q_COLLIDER_SPHERE || s->kind == Q_COLLIDER_CAPSULE;
@@ -319,7 +326,7 @@ static void collide_pairs(void *ctx, int index)
     run_range(job, index, &lo, &end);
     for (size_t i = lo; i < end; i++) {
         const q_body *A = &b->bodies.data[b->pairs.data[i].a], *B = &b->bodies.data[b->pairs.data[i].b];
-        q_xform ta = q_body_frame(A), tb = q_body_frame(B);
+        q_xform ta = frame_of(b, b->pairs.data[i].a), tb = frame_of(b, b->pairs.data[i].b);
         /* they may close their two motions and one speculative distance */
         b->pair_counts.data[i] = q_collide_shapes(A->shape, &ta, B->shape, &tb, A->margin + B->margin - Q_SPECULATIVE,
                                                   &b->pair_manifolds.data[i * Q_PAIR_MANIFOLDS], Q_PAIR_MANIFOLDS);
@@ -441,7 +448,7 @@ static void terrain_body(q_bodies *b, size_t i)
         move_kept(o, &b->kept_scratch.data[(size_t)(kept - 1) * Q_TERRAIN_MANIFOLDS], n, out);
         b->terrain_counts.data[i] = n;
     } else {
-        q_xform t = q_body_frame(o);
+        q_xform t = frame_of(b, b->terrain_bodies.data[i]);
         double margin = o->margin + (keeps_contacts(o->shape) ? Q_KEEP_EXTRA : 0);
         b->terrain_counts.data[i] =
             merge_terrain(out, (int)q_collide_terrain_near(b->tp, o->shape, &t, margin, out, Q_TERRAIN_MANIFOLDS));
@@ -515,7 +522,7 @@ static void collide_terrain(q_bodies *b)
         b->terrain_reuse.data[i] = kept;
         b->terrain_kept += kept != 0;
         if (!kept) {
-            q_xform t = q_body_frame(o);
+            q_xform t = frame_of(b, b->terrain_bodies.data[i]);
             q_collide_terrain_warm(b->tp, o->shape, &t, o->margin + Q_KEEP_EXTRA);
         }
     }
@@ -610,6 +617,12 @@ void q_bodies_collide(q_bodies *b)
     b->constraints.capacity = swap_cap;
     b->constraints.count = 0;
     index_previous(b);
+    b->frames.count = 0;
+    if (q_array_reserve(&b->frames, b->bodies.count)) {
+        for (uint32_t i = 0; i < b->bodies.count; i++)
+            b->frames.data[i] = q_body_frame(&b->bodies.data[i]);
+        b->frames.count = b->bodies.count;
+    }
 
     collide_terrain(b);
     size_t np = b->pairs.count;
