@@ -82,11 +82,11 @@
  * winding kept); (2) the engine against Embree MEDIUM on the union of every
  * chunk mesh of the world, on the clipped segments (same hit/miss, |dt| <=
  * 1e-3 voxels); (3) the engine against q_kdtree_raycast on the region tree
- * (full segments). The triangle sets differ only near the box's faces: the
- * region's triangles reach up to one voxel below its min faces (cells
- * outside the box around edges starting inside it), which the clipped
- * segment does not reach, and triangles of chunks outside the region reach
- * up to one voxel inside its max faces. A difference with (3) counts as
+ * (full segments). The triangle sets differ only near the box's faces: a
+ * chunk's triangles reach half a voxel past its box (cells straddle its
+ * faces), so the region's own triangles reach half a voxel outside the box,
+ * where the clipped segment does not go, and triangles of the chunks
+ * around the region reach half a voxel into it. A difference with (3) counts as
  * explained only when the engine agrees with (2) and either the reference's
  * hit is a triangle of a chunk outside the region or the region tree's hit
  * point lies outside the box; every other difference is reported as a
