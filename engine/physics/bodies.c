@@ -619,7 +619,8 @@ static void wake_changed(void *ud, q_box box, uint64_t version)
     /* kept terrain contacts (contacts.c) see as far as their query did */
     for (size_t i = 0; i < b->bodies.count; i++) {
         q_body *o = &b->bodies.data[i];
-        double r = o->kept_reach, klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
+        double r = o->kept_reach;
+        double klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
         if (o->kept && boxes_overlap(klo, khi, o->min, o->max))
             o->kept = 0;
     }

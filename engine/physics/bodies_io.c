@@ -449,7 +449,7 @@ static bool read_constraint(q_bodies *b, q_reader *r, char *err, size_t errlen)
     return q_array_push(&b->constraints, c) || (snprintf(err, errlen, "out of memory"), false);
 }
 
-static bool read_patch(q_reader *r, q_terrain_manifold *f)
+static bool read_patch(q_reader *r, const uint8_t *remap, int material_count, q_terrain_manifold *f)
 {
     memset(f, 0, sizeof *f);
     f->cx = (int32_t)q_read_u32(r);
@@ -459,7 +459,9 @@ static bool read_patch(q_reader *r, q_terrain_manifold *f)
     q_read_f64s(r, f->m.normal, 3);
     f->m.key = q_read_u32(r);
     f->m.count = q_read_u8(r);
-    bool ok = !r->failed && f->m.count <= Q_MANIFOLD_POINTS && v3_finite(f->m.normal);
+    bool ok = !r->failed && f->m.count <= Q_MANIFOLD_POINTS && v3_finite(f->m.normal) && f->material < material_count;
+    if (ok)
+        f->material = remap[f->material];
     for (uint32_t j = 0; ok && j < f->m.count; j++) {
         q_contact_point *p = &f->m.points[j];
         q_read_f64s(r, p->position, 3);
@@ -472,11 +474,12 @@ static bool read_patch(q_reader *r, q_terrain_manifold *f)
 
 /* Last step's terrain bodies and their patches, which the next step keeps
  * or queries again (contacts.c). */
-static bool read_kept(q_bodies *b, q_reader *r, char *err, size_t errlen)
+static bool read_kept(q_bodies *b, q_reader *r, const uint8_t *remap, int material_count, char *err, size_t errlen)
 {
     uint32_t n = q_read_u32(r);
     if (r->failed || n > b->live || !q_array_reserve(&b->terrain_bodies, n) ||
-        !q_array_reserve(&b->terrain_counts, n) || !q_array_reserve(&b->terrain_scratch, (size_t)n * Q_TERRAIN_MANIFOLDS)) {
+        !q_array_reserve(&b->terrain_counts, n) ||
+        !q_array_reserve(&b->terrain_scratch, (size_t)n * Q_TERRAIN_MANIFOLDS)) {
         snprintf(err, errlen, r->failed || n > b->live ? "bad kept contacts record" : "out of memory");
         return false;
     }
@@ -492,8 +495,9 @@ static bool read_kept(q_bodies *b, q_reader *r, char *err, size_t errlen)
         int patches = q_read_u8(r);
         ok = ok && !r->failed && v3_finite(x) && isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2]) &&
              isfinite(q[3]) && isfinite(reach) && patches <= Q_TERRAIN_MANIFOLDS;
+        q_terrain_manifold *out = &b->terrain_scratch.data[(size_t)i * Q_TERRAIN_MANIFOLDS];
         for (int k = 0; ok && k < patches; k++)
-            ok = read_patch(r, &b->terrain_scratch.data[(size_t)i * Q_TERRAIN_MANIFOLDS + (size_t)k]);
+            ok = read_patch(r, remap, material_count, &out[k]);
         if (!ok) {
             snprintf(err, errlen, "bad kept contacts record");
             return false;
@@ -503,7 +507,7 @@ static bool read_kept(q_bodies *b, q_reader *r, char *err, size_t errlen)
         body->kept_reach = reach;
         body->kept_near = INFINITY; /* as contacts.c derives it */
         for (int k = 0; k < patches; k++) {
-            const q_manifold *m = &b->terrain_scratch.data[(size_t)i * Q_TERRAIN_MANIFOLDS + (size_t)k].m;
+            const q_manifold *m = &out[k].m;
             for (uint32_t j = 0; j < m->count; j++)
                 body->kept_near = fmin(body->kept_near, m->points[j].separation);
         }
@@ -556,7 +560,7 @@ bool q_bodies_read(q_bodies *b, q_reader *r, const uint8_t *remap, int material_
     for (uint32_t i = 0; ok && i < nc; i++)
         ok = read_constraint(b, r, err, errlen);
     if (ok && version >= 2)
-        ok = read_kept(b, r, err, errlen);
+        ok = read_kept(b, r, remap, material_count, err, errlen);
     if (!ok) {
         if (!err[0] || r->failed)
             snprintf(err, errlen, "bad bodies record");
