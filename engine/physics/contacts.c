@@ -538,12 +538,17 @@ static void collide_terrain(q_bodies *b)
     q_jobs_for(b->jobs, run_count(&job), collide_terrain_job, &job);
     q_tp_freeze(b->tp, false);
     /* Rare (a buried body's ray reached an uncached chunk): which body's
-     * answer lacked it is not known, so all queries are redone; the
-     * complete ones come out the same. */
+     * answer lacked it is not known, so the queries that could have made
+     * that ray are redone: it is cast only for a shape (or a compound's
+     * part) with no triangle near it, and then no patch comes from the
+     * shape (collide_terrain.c). The others read only warmed chunks, and
+     * redone they would come out the same. */
     if (q_tp_take_missed(b->tp))
-        for (size_t i = 0; i < n; i++)
-            if (!b->terrain_reuse.data[i])
+        for (size_t i = 0; i < n; i++) {
+            const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
+            if (!b->terrain_reuse.data[i] && (b->terrain_counts.data[i] == 0 || o->shape->kind == Q_COLLIDER_COMPOUND))
                 terrain_body(b, i);
+        }
 }
 
 /* A terrain patch's points within this step's margin (the rest were only
