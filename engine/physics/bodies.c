@@ -608,22 +608,34 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
+/* The world box a terrain change over voxel box `box` reaches (a voxel
+ * further: the surface between voxels moves). */
+static void change_bounds(const q_bodies *b, q_box box, double lo[3], double hi[3])
+{
+    for (int a = 0; a < 3; a++)
+        lo[a] = (box.min[a] - 1) * b->voxel_size, hi[a] = (box.max[a] + 1) * b->voxel_size;
+}
+
+bool q_body_kept_changed(const q_bodies *b, const q_body *o, q_box box)
+{
+    double lo[3], hi[3];
+    change_bounds(b, box, lo, hi);
+    /* kept terrain contacts (contacts.c) see as far as their query did */
+    double r = o->kept_reach;
+    double klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
+    return o->kept && boxes_overlap(klo, khi, o->min, o->max);
+}
+
 static void wake_changed(void *ud, q_box box, uint64_t version)
 {
     (void)version;
     q_bodies *b = ud;
     double lo[3], hi[3];
-    for (int a = 0; a < 3; a++)
-        lo[a] = (box.min[a] - 1) * b->voxel_size, hi[a] = (box.max[a] + 1) * b->voxel_size;
+    change_bounds(b, box, lo, hi);
     q_bodies_wake_box(b, lo, hi);
-    /* kept terrain contacts (contacts.c) see as far as their query did */
-    for (size_t i = 0; i < b->bodies.count; i++) {
-        q_body *o = &b->bodies.data[i];
-        double r = o->kept_reach;
-        double klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
-        if (o->kept && boxes_overlap(klo, khi, o->min, o->max))
-            o->kept = 0;
-    }
+    for (size_t i = 0; i < b->bodies.count; i++)
+        if (q_body_kept_changed(b, &b->bodies.data[i], box))
+            b->bodies.data[i].kept = 0;
 }
 
 /* Sleepers whose surroundings changed since the last step wake up, and

@@ -212,6 +212,10 @@ struct q_bodies {
 };
 #define Q_PAIR_MANIFOLDS 8
 
+/* Whether a terrain change over voxel box `box` drops body o's kept
+ * terrain contacts (as the next step's edit check does, bodies.c). */
+bool q_body_kept_changed(const q_bodies *b, const q_body *o, q_box box);
+
 /* Whether a body moves in this step (alive, not static, not asleep). */
 static inline bool q_body_moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }
 

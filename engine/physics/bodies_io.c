@@ -238,16 +238,46 @@ static void write_constraint(q_buf *o, const q_constraint *c)
     }
 }
 
-/* Bodies destroyed since the step are left out. */
+typedef struct pending_ctx {
+    const q_bodies *b;
+    bool *skip;
+} pending_ctx;
+
+static void note_change(void *ud, q_box box, uint64_t version)
+{
+    (void)version;
+    pending_ctx *c = ud;
+    for (size_t i = 0; i < c->b->terrain_bodies.count; i++)
+        if (q_body_kept_changed(c->b, &c->b->bodies.data[c->b->terrain_bodies.data[i]], box))
+            c->skip[i] = true;
+}
+
+/* Last step's terrain bodies, less those whose kept patches the next step
+ * would not use: destroyed bodies (and their slot's new body), and bodies
+ * near a terrain change made since the step began (its edit check drops
+ * their patches, and a loaded world does not see changes made before it
+ * was saved; when the change log does not reach back, it drops all). */
 static void write_kept(q_buf *o, const q_bodies *b)
 {
+    size_t count = b->terrain_bodies.count;
+    bool *skip = count ? q_calloc(count, sizeof *skip) : NULL;
+    bool none = count > 0 && !skip; /* out of memory: the loaded world queries afresh */
+    const q_terrain *t = b->tp->terrain;
+    if (skip && q_terrain_version(t) != b->terrain_version) {
+        pending_ctx c = {b, skip};
+        none = !q_terrain_changes_since(t, b->terrain_version, note_change, &c);
+    }
     uint32_t n = 0;
-    for (size_t i = 0; i < b->terrain_bodies.count; i++)
-        n += b->bodies.data[b->terrain_bodies.data[i]].alive;
-    q_buf_u32(o, n);
-    for (size_t i = 0; i < b->terrain_bodies.count; i++) {
+    for (size_t i = 0; i < count; i++) {
         const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
-        if (!body->alive)
+        if (skip)
+            skip[i] = none || skip[i] || !body->alive || body->kept != i + 1;
+        n += skip && !skip[i];
+    }
+    q_buf_u32(o, n);
+    for (size_t i = 0; i < count && n > 0; i++) {
+        const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
+        if (skip[i])
             continue;
         q_buf_u32(o, b->terrain_bodies.data[i]);
         q_buf_f64s(o, body->kept_x, 3);
@@ -271,6 +301,7 @@ static void write_kept(q_buf *o, const q_bodies *b)
             }
         }
     }
+    q_free(skip, count * sizeof *skip);
 }
 
 bool q_bodies_write(const q_bodies *b, q_buf *o)
