@@ -484,7 +484,9 @@ static void collide_terrain_job(void *ctx, int index)
  * thread-safe, so the chunk meshes the bodies will read are built first
  * (serially), then the cache is frozen and the bodies are collided in
  * parallel, each writing its own slots; if any query still missed a chunk
- * (the buried fallback's ray), all queries are redone serially after thawing. */
+ * (the buried fallback's ray), the queries that could have missed it are
+ * redone serially after thawing. Bodies whose kept patches still hold
+ * (contact reuse, above) make no query. */
 static void collide_terrain(q_bodies *b)
 {
     /* last step's lists become the kept ones */
