@@ -78,6 +78,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->terrain_counts);
     q_array_free(&b->terrain_reuse);
     q_array_free(&b->frames);
+    q_array_free(&b->pending_wake);
     q_array_free(&b->kept_scratch);
     q_array_free(&b->kept_counts);
     q_array_free(&b->kept_bodies);
@@ -616,44 +617,96 @@ static void change_bounds(const q_bodies *b, q_box box, double lo[3], double hi[
         lo[a] = (box.min[a] - 1) * b->voxel_size, hi[a] = (box.max[a] + 1) * b->voxel_size;
 }
 
-bool q_body_kept_changed(const q_bodies *b, const q_body *o, q_box box)
+/* What a terrain change over voxel box `box` does to body o in the next
+ * step's edit check: Q_PENDING_WAKE (a sleeper near it wakes, with its
+ * island), Q_PENDING_DROP (kept terrain contacts, which see as far as their
+ * query did, contacts.c, are dropped). */
+static unsigned change_effect(const q_bodies *b, const q_body *o, q_box box)
 {
+    if (!o->alive)
+        return 0;
     double lo[3], hi[3];
     change_bounds(b, box, lo, hi);
-    /* kept terrain contacts (contacts.c) see as far as their query did */
-    double r = o->kept_reach;
+    unsigned e = 0;
+    double s = Q_SPECULATIVE, r = o->kept_reach;
+    double wlo[3] = {lo[0] - s, lo[1] - s, lo[2] - s}, whi[3] = {hi[0] + s, hi[1] + s, hi[2] + s};
     double klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
-    return o->kept && boxes_overlap(klo, khi, o->min, o->max);
+    if (o->sleeping && boxes_overlap(wlo, whi, o->min, o->max))
+        e |= Q_PENDING_WAKE;
+    if (o->kept && boxes_overlap(klo, khi, o->min, o->max))
+        e |= Q_PENDING_DROP;
+    return e;
 }
 
-static void wake_changed(void *ud, q_box box, uint64_t version)
+typedef struct effects_ctx {
+    const q_bodies *b;
+    uint8_t *flags;
+} effects_ctx;
+
+static void note_change(void *ud, q_box box, uint64_t version)
+{
+    (void)version;
+    effects_ctx *c = ud;
+    for (size_t i = 0; i < c->b->bodies.count; i++)
+        c->flags[i] |= (uint8_t)change_effect(c->b, &c->b->bodies.data[i], box);
+}
+
+bool q_bodies_pending_changes(const q_bodies *b, uint8_t *flags)
+{
+    memset(flags, 0, b->bodies.count);
+    const q_terrain *t = b->tp->terrain;
+    if (q_terrain_version(t) == b->terrain_version)
+        return true;
+    effects_ctx c = {b, flags};
+    return q_terrain_changes_since(t, b->terrain_version, note_change, &c);
+}
+
+static void apply_change(void *ud, q_box box, uint64_t version)
 {
     (void)version;
     q_bodies *b = ud;
-    double lo[3], hi[3];
-    change_bounds(b, box, lo, hi);
-    q_bodies_wake_box(b, lo, hi);
-    for (size_t i = 0; i < b->bodies.count; i++)
-        if (q_body_kept_changed(b, &b->bodies.data[i], box))
+    /* a sleeper wakes its whole island, so the bodies' order does not
+     * change which end up awake */
+    for (size_t i = 0; i < b->bodies.count; i++) {
+        unsigned e = change_effect(b, &b->bodies.data[i], box);
+        if (e & Q_PENDING_DROP)
             b->bodies.data[i].kept = 0;
+        if (e & Q_PENDING_WAKE)
+            q_body_wake(b, &b->bodies.data[i]);
+    }
+}
+
+static void wake_all(q_bodies *b)
+{
+    for (size_t i = 0; i < b->bodies.count; i++)
+        if (b->bodies.data[i].alive) {
+            q_body_wake(b, &b->bodies.data[i]);
+            b->bodies.data[i].kept = 0;
+        }
 }
 
 /* Sleepers whose surroundings changed since the last step wake up, and
  * bodies near the change drop their kept terrain contacts. When the change
- * log no longer reaches back that far, every body does. */
+ * log no longer reaches back that far, every body does. A set read from a
+ * file first does what the saved set's check would have done for changes
+ * made before it was written (bodies_io.c). */
 static void wake_for_edits(q_bodies *b)
 {
+    if (b->pending_all)
+        wake_all(b);
+    for (size_t i = 0; i < b->pending_wake.count; i++) {
+        q_body *o = &b->bodies.data[b->pending_wake.data[i]];
+        if (o->alive)
+            q_body_wake(b, o);
+    }
+    b->pending_all = false;
+    b->pending_wake.count = 0;
     const q_terrain *t = b->tp->terrain;
     uint64_t version = q_terrain_version(t);
     if (version == b->terrain_version)
         return;
-    if (!q_terrain_changes_since(t, b->terrain_version, wake_changed, b)) {
-        for (size_t i = 0; i < b->bodies.count; i++)
-            if (b->bodies.data[i].alive) {
-                q_body_wake(b, &b->bodies.data[i]);
-                b->bodies.data[i].kept = 0;
-            }
-    }
+    if (!q_terrain_changes_since(t, b->terrain_version, apply_change, b))
+        wake_all(b);
     b->terrain_version = version;
 }
 

@@ -20,6 +20,12 @@
  *     patches u8, per patch: cx, cy, cz u32 (two's complement), material
  *     u8, normal 3 f64, key u32, count u8, per point: position 3,
  *     separation (f64), id u32
+ *   (version 2) changes pending: what the next step's edit check does for
+ *     terrain changes made since the last step began (a loaded set never
+ *     sees those as changes): all u8 (every body wakes and drops its kept
+ *     contacts; then no kept contacts are written), sleepers to wake u32,
+ *     their slots u32 each; bodies whose kept contacts it drops are left
+ *     out of the kept list
  *   shape: kind u8, then sphere radius; box half 3; capsule radius,
  *     half_height; hull vertex_count, face_count, face_vertex_count,
  *     edge_count u32 and its arrays as held (collider.h q_hull_data);
@@ -238,70 +244,65 @@ static void write_constraint(q_buf *o, const q_constraint *c)
     }
 }
 
-typedef struct pending_ctx {
-    const q_bodies *b;
-    bool *skip;
-} pending_ctx;
-
-static void note_change(void *ud, q_box box, uint64_t version)
+/* Whether last step's terrain body i keeps its patches into the next step:
+ * not destroyed (nor a new body in its slot), and not near a terrain
+ * change the next step's edit check drops them for (`pending`, from
+ * q_bodies_pending_changes; NULL: it drops all). */
+static bool kept_for_next(const q_bodies *b, size_t i, const uint8_t *pending)
 {
-    (void)version;
-    pending_ctx *c = ud;
-    for (size_t i = 0; i < c->b->terrain_bodies.count; i++)
-        if (q_body_kept_changed(c->b, &c->b->bodies.data[c->b->terrain_bodies.data[i]], box))
-            c->skip[i] = true;
+    uint32_t slot = b->terrain_bodies.data[i];
+    const q_body *body = &b->bodies.data[slot];
+    return pending && !(pending[slot] & Q_PENDING_DROP) && body->alive && body->kept == i + 1;
 }
 
-/* Last step's terrain bodies, less those whose kept patches the next step
- * would not use: destroyed bodies (and their slot's new body), and bodies
- * near a terrain change made since the step began (its edit check drops
- * their patches, and a loaded world does not see changes made before it
- * was saved; when the change log does not reach back, it drops all). */
-static void write_kept(q_buf *o, const q_bodies *b)
+static void write_patch(q_buf *o, const q_terrain_manifold *f)
 {
-    size_t count = b->terrain_bodies.count;
-    bool *skip = count ? q_calloc(count, sizeof *skip) : NULL;
-    bool none = count > 0 && !skip; /* out of memory: the loaded world queries afresh */
-    const q_terrain *t = b->tp->terrain;
-    if (skip && q_terrain_version(t) != b->terrain_version) {
-        pending_ctx c = {b, skip};
-        none = !q_terrain_changes_since(t, b->terrain_version, note_change, &c);
+    q_buf_u32(o, (uint32_t)f->cx);
+    q_buf_u32(o, (uint32_t)f->cy);
+    q_buf_u32(o, (uint32_t)f->cz);
+    q_buf_u8(o, f->material);
+    q_buf_f64s(o, f->m.normal, 3);
+    q_buf_u32(o, f->m.key);
+    q_buf_u8(o, (uint8_t)f->m.count);
+    for (uint32_t j = 0; j < f->m.count; j++) {
+        q_buf_f64s(o, f->m.points[j].position, 3);
+        q_buf_f64(o, f->m.points[j].separation);
+        q_buf_u32(o, f->m.points[j].id);
     }
+}
+
+static void write_kept(q_buf *o, const q_bodies *b, const uint8_t *pending)
+{
     uint32_t n = 0;
-    for (size_t i = 0; i < count; i++) {
-        const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
-        if (skip)
-            skip[i] = none || skip[i] || !body->alive || body->kept != i + 1;
-        n += skip && !skip[i];
-    }
+    for (size_t i = 0; i < b->terrain_bodies.count; i++)
+        n += kept_for_next(b, i, pending);
     q_buf_u32(o, n);
-    for (size_t i = 0; i < count && n > 0; i++) {
-        const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
-        if (skip[i])
+    for (size_t i = 0; i < b->terrain_bodies.count; i++) {
+        if (!kept_for_next(b, i, pending))
             continue;
+        const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
         q_buf_u32(o, b->terrain_bodies.data[i]);
         q_buf_f64s(o, body->kept_x, 3);
         q_buf_f64s(o, body->kept_q, 4);
         q_buf_f64(o, body->kept_reach);
         int patches = b->terrain_counts.data[i];
         q_buf_u8(o, (uint8_t)patches);
-        for (int k = 0; k < patches; k++) {
-            const q_terrain_manifold *f = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS + (size_t)k];
-            q_buf_u32(o, (uint32_t)f->cx);
-            q_buf_u32(o, (uint32_t)f->cy);
-            q_buf_u32(o, (uint32_t)f->cz);
-            q_buf_u8(o, f->material);
-            q_buf_f64s(o, f->m.normal, 3);
-            q_buf_u32(o, f->m.key);
-            q_buf_u8(o, (uint8_t)f->m.count);
-            for (uint32_t j = 0; j < f->m.count; j++) {
-                q_buf_f64s(o, f->m.points[j].position, 3);
-                q_buf_f64(o, f->m.points[j].separation);
-                q_buf_u32(o, f->m.points[j].id);
-            }
-        }
+        for (int k = 0; k < patches; k++)
+            write_patch(o, &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS + (size_t)k]);
     }
-    q_free(skip, count * sizeof *skip);
+}
+
+/* The sleepers the next step's edit check wakes (all: every body). */
+static void write_pending(q_buf *o, const q_bodies *b, const uint8_t *pending)
+{
+    q_buf_u8(o, pending == NULL);
+    uint32_t n = 0;
+    for (uint32_t i = 0; pending && i < b->bodies.count; i++)
+        n += (pending[i] & Q_PENDING_WAKE) != 0;
+    q_buf_u32(o, n);
+    for (uint32_t i = 0; pending && i < b->bodies.count; i++)
+        if (pending[i] & Q_PENDING_WAKE)
+            q_buf_u32(o, i);
 }
 
 bool q_bodies_write(const q_bodies *b, q_buf *o)
@@ -322,7 +323,14 @@ bool q_bodies_write(const q_bodies *b, q_buf *o)
     q_buf_u32(o, (uint32_t)b->constraints.count);
     for (size_t i = 0; i < b->constraints.count; i++)
         write_constraint(o, &b->constraints.data[i]);
-    write_kept(o, b);
+    /* what the next step does for terrain changes made before this */
+    uint8_t *pending = q_alloc(b->bodies.count + 1);
+    if (!pending)
+        return false;
+    bool reaches = q_bodies_pending_changes(b, pending);
+    write_kept(o, b, reaches ? pending : NULL);
+    write_pending(o, b, reaches ? pending : NULL);
+    q_free(pending, b->bodies.count + 1);
     return !o->failed;
 }
 
@@ -550,6 +558,26 @@ static bool read_kept(q_bodies *b, q_reader *r, const uint8_t *remap, int materi
     return true;
 }
 
+static bool read_pending(q_bodies *b, q_reader *r, char *err, size_t errlen)
+{
+    b->pending_all = q_read_u8(r) != 0;
+    uint32_t n = q_read_u32(r);
+    if (r->failed || n > b->live || !q_array_reserve(&b->pending_wake, n)) {
+        snprintf(err, errlen, r->failed || n > b->live ? "bad pending changes record" : "out of memory");
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t slot = q_read_u32(r);
+        if (r->failed || slot >= b->bodies.count || !b->bodies.data[slot].alive) {
+            snprintf(err, errlen, "bad pending changes record");
+            return false;
+        }
+        b->pending_wake.data[i] = slot;
+    }
+    b->pending_wake.count = n;
+    return true;
+}
+
 /* Back to an empty set after a failed read. */
 static void clear(q_bodies *b)
 {
@@ -559,6 +587,8 @@ static void clear(q_bodies *b)
     b->bodies.count = 0;
     b->constraints.count = 0;
     b->terrain_bodies.count = b->terrain_counts.count = 0;
+    b->pending_wake.count = 0;
+    b->pending_all = false;
     b->live = b->awake = 0;
     q_handle_pool_free(&b->handles);
 }
@@ -591,7 +621,7 @@ bool q_bodies_read(q_bodies *b, q_reader *r, const uint8_t *remap, int material_
     for (uint32_t i = 0; ok && i < nc; i++)
         ok = read_constraint(b, r, err, errlen);
     if (ok && version >= 2)
-        ok = read_kept(b, r, remap, material_count, err, errlen);
+        ok = read_kept(b, r, remap, material_count, err, errlen) && read_pending(b, r, err, errlen);
     if (!ok) {
         if (!err[0] || r->failed)
             snprintf(err, errlen, "bad bodies record");
