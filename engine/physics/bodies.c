@@ -78,7 +78,7 @@ void q_bodies_destroy(q_bodies *b)
     q_array_free(&b->terrain_counts);
     q_array_free(&b->terrain_reuse);
     q_array_free(&b->frames);
-    q_array_free(&b->pending_wake);
+    q_array_free(&b->wake_next);
     q_array_free(&b->kept_scratch);
     q_array_free(&b->kept_counts);
     q_array_free(&b->kept_bodies);
@@ -618,8 +618,8 @@ static void change_bounds(const q_bodies *b, q_box box, double lo[3], double hi[
 }
 
 /* What a terrain change over voxel box `box` does to body o in the next
- * step's edit check: Q_PENDING_WAKE (a sleeper near it wakes, with its
- * island), Q_PENDING_DROP (kept terrain contacts, which see as far as their
+ * step's edit check: Q_EDIT_WAKE (a sleeper near it wakes, with its
+ * island), Q_EDIT_DROP (kept terrain contacts, which see as far as their
  * query did, contacts.c, are dropped). */
 static unsigned change_effect(const q_bodies *b, const q_body *o, q_box box)
 {
@@ -632,9 +632,9 @@ static unsigned change_effect(const q_bodies *b, const q_body *o, q_box box)
     double wlo[3] = {lo[0] - s, lo[1] - s, lo[2] - s}, whi[3] = {hi[0] + s, hi[1] + s, hi[2] + s};
     double klo[3] = {lo[0] - r, lo[1] - r, lo[2] - r}, khi[3] = {hi[0] + r, hi[1] + r, hi[2] + r};
     if (o->sleeping && boxes_overlap(wlo, whi, o->min, o->max))
-        e |= Q_PENDING_WAKE;
+        e |= Q_EDIT_WAKE;
     if (o->kept && boxes_overlap(klo, khi, o->min, o->max))
-        e |= Q_PENDING_DROP;
+        e |= Q_EDIT_DROP;
     return e;
 }
 
@@ -651,7 +651,7 @@ static void note_change(void *ud, q_box box, uint64_t version)
         c->flags[i] |= (uint8_t)change_effect(c->b, &c->b->bodies.data[i], box);
 }
 
-bool q_bodies_pending_changes(const q_bodies *b, uint8_t *flags)
+bool q_bodies_edit_effects(const q_bodies *b, uint8_t *flags)
 {
     memset(flags, 0, b->bodies.count);
     const q_terrain *t = b->tp->terrain;
@@ -669,9 +669,9 @@ static void apply_change(void *ud, q_box box, uint64_t version)
      * change which end up awake */
     for (size_t i = 0; i < b->bodies.count; i++) {
         unsigned e = change_effect(b, &b->bodies.data[i], box);
-        if (e & Q_PENDING_DROP)
+        if (e & Q_EDIT_DROP)
             b->bodies.data[i].kept = 0;
-        if (e & Q_PENDING_WAKE)
+        if (e & Q_EDIT_WAKE)
             q_body_wake(b, &b->bodies.data[i]);
     }
 }
@@ -692,15 +692,15 @@ static void wake_all(q_bodies *b)
  * made before it was written (bodies_io.c). */
 static void wake_for_edits(q_bodies *b)
 {
-    if (b->pending_all)
+    if (b->wake_all_next)
         wake_all(b);
-    for (size_t i = 0; i < b->pending_wake.count; i++) {
-        q_body *o = &b->bodies.data[b->pending_wake.data[i]];
+    for (size_t i = 0; i < b->wake_next.count; i++) {
+        q_body *o = &b->bodies.data[b->wake_next.data[i]];
         if (o->alive)
             q_body_wake(b, o);
     }
-    b->pending_all = false;
-    b->pending_wake.count = 0;
+    b->wake_all_next = false;
+    b->wake_next.count = 0;
     const q_terrain *t = b->tp->terrain;
     uint64_t version = q_terrain_version(t);
     if (version == b->terrain_version)

@@ -170,8 +170,8 @@ struct q_bodies {
     uint64_t terrain_version;
     /* read from a file: what the saved set's next edit check would have
      * done for changes made before it was written (bodies_io.c) */
-    Q_ARRAY(uint32_t) pending_wake;
-    bool pending_all;
+    Q_ARRAY(uint32_t) wake_next;
+    bool wake_all_next;
 
     /* step data */
     Q_ARRAY(uint32_t) order;          /* SAP order (kept from step to step) */
@@ -218,12 +218,12 @@ struct q_bodies {
 
 /* What the next step's edit check will do to each body because of terrain
  * changes made since the last step began (bodies.c), for a record written
- * now: flags[slot] (b->bodies.count of them) gets Q_PENDING_WAKE for a
- * sleeper it wakes (with its island) and Q_PENDING_DROP for kept terrain
+ * now: flags[slot] (b->bodies.count of them) gets Q_EDIT_WAKE for a
+ * sleeper it wakes (with its island) and Q_EDIT_DROP for kept terrain
  * contacts it drops. False when the change log no longer reaches back: then
  * every body wakes and drops its kept contacts. */
-enum { Q_PENDING_WAKE = 1, Q_PENDING_DROP = 2 };
-bool q_bodies_pending_changes(const q_bodies *b, uint8_t *flags);
+enum { Q_EDIT_WAKE = 1, Q_EDIT_DROP = 2 };
+bool q_bodies_edit_effects(const q_bodies *b, uint8_t *flags);
 
 /* Whether a body moves in this step (alive, not static, not asleep). */
 static inline bool q_body_moving(const q_body *body) { return body->alive && !body->is_static && !body->sleeping; }

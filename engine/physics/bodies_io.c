@@ -20,7 +20,7 @@
  *     patches u8, per patch: cx, cy, cz u32 (two's complement), material
  *     u8, normal 3 f64, key u32, count u8, per point: position 3,
  *     separation (f64), id u32
- *   (version 2) changes pending: what the next step's edit check does for
+ *   (version 2) edit effects: what the next step's edit check does for
  *     terrain changes made since the last step began (a loaded set never
  *     sees those as changes): all u8 (every body wakes and drops its kept
  *     contacts; then no kept contacts are written), sleepers to wake u32,
@@ -246,13 +246,13 @@ static void write_constraint(q_buf *o, const q_constraint *c)
 
 /* Whether last step's terrain body i keeps its patches into the next step:
  * not destroyed (nor a new body in its slot), and not near a terrain
- * change the next step's edit check drops them for (`pending`, from
- * q_bodies_pending_changes; NULL: it drops all). */
-static bool kept_for_next(const q_bodies *b, size_t i, const uint8_t *pending)
+ * change the next step's edit check drops them for (`effects`, from
+ * q_bodies_edit_effects; NULL: it drops all). */
+static bool kept_for_next(const q_bodies *b, size_t i, const uint8_t *effects)
 {
     uint32_t slot = b->terrain_bodies.data[i];
     const q_body *body = &b->bodies.data[slot];
-    return pending && !(pending[slot] & Q_PENDING_DROP) && body->alive && body->kept == i + 1;
+    return effects && !(effects[slot] & Q_EDIT_DROP) && body->alive && body->kept == i + 1;
 }
 
 static void write_patch(q_buf *o, const q_terrain_manifold *f)
@@ -271,14 +271,14 @@ static void write_patch(q_buf *o, const q_terrain_manifold *f)
     }
 }
 
-static void write_kept(q_buf *o, const q_bodies *b, const uint8_t *pending)
+static void write_kept(q_buf *o, const q_bodies *b, const uint8_t *effects)
 {
     uint32_t n = 0;
     for (size_t i = 0; i < b->terrain_bodies.count; i++)
-        n += kept_for_next(b, i, pending);
+        n += kept_for_next(b, i, effects);
     q_buf_u32(o, n);
     for (size_t i = 0; i < b->terrain_bodies.count; i++) {
-        if (!kept_for_next(b, i, pending))
+        if (!kept_for_next(b, i, effects))
             continue;
         const q_body *body = &b->bodies.data[b->terrain_bodies.data[i]];
         q_buf_u32(o, b->terrain_bodies.data[i]);
@@ -293,15 +293,15 @@ static void write_kept(q_buf *o, const q_bodies *b, const uint8_t *pending)
 }
 
 /* The sleepers the next step's edit check wakes (all: every body). */
-static void write_pending(q_buf *o, const q_bodies *b, const uint8_t *pending)
+static void write_edit_effects(q_buf *o, const q_bodies *b, const uint8_t *effects)
 {
-    q_buf_u8(o, pending == NULL);
+    q_buf_u8(o, effects == NULL);
     uint32_t n = 0;
-    for (uint32_t i = 0; pending && i < b->bodies.count; i++)
-        n += (pending[i] & Q_PENDING_WAKE) != 0;
+    for (uint32_t i = 0; effects && i < b->bodies.count; i++)
+        n += (effects[i] & Q_EDIT_WAKE) != 0;
     q_buf_u32(o, n);
-    for (uint32_t i = 0; pending && i < b->bodies.count; i++)
-        if (pending[i] & Q_PENDING_WAKE)
+    for (uint32_t i = 0; effects && i < b->bodies.count; i++)
+        if (effects[i] & Q_EDIT_WAKE)
             q_buf_u32(o, i);
 }
 
@@ -324,13 +324,13 @@ bool q_bodies_write(const q_bodies *b, q_buf *o)
     for (size_t i = 0; i < b->constraints.count; i++)
         write_constraint(o, &b->constraints.data[i]);
     /* what the next step does for terrain changes made before this */
-    uint8_t *pending = q_alloc(b->bodies.count + 1);
-    if (!pending)
+    uint8_t *effects = q_alloc(b->bodies.count + 1);
+    if (!effects)
         return false;
-    bool reaches = q_bodies_pending_changes(b, pending);
-    write_kept(o, b, reaches ? pending : NULL);
-    write_pending(o, b, reaches ? pending : NULL);
-    q_free(pending, b->bodies.count + 1);
+    bool reaches = q_bodies_edit_effects(b, effects);
+    write_kept(o, b, reaches ? effects : NULL);
+    write_edit_effects(o, b, reaches ? effects : NULL);
+    q_free(effects, b->bodies.count + 1);
     return !o->failed;
 }
 
@@ -558,23 +558,23 @@ static bool read_kept(q_bodies *b, q_reader *r, const uint8_t *remap, int materi
     return true;
 }
 
-static bool read_pending(q_bodies *b, q_reader *r, char *err, size_t errlen)
+static bool read_edit_effects(q_bodies *b, q_reader *r, char *err, size_t errlen)
 {
-    b->pending_all = q_read_u8(r) != 0;
+    b->wake_all_next = q_read_u8(r) != 0;
     uint32_t n = q_read_u32(r);
-    if (r->failed || n > b->live || !q_array_reserve(&b->pending_wake, n)) {
-        snprintf(err, errlen, r->failed || n > b->live ? "bad pending changes record" : "out of memory");
+    if (r->failed || n > b->live || !q_array_reserve(&b->wake_next, n)) {
+        snprintf(err, errlen, r->failed || n > b->live ? "bad edit effects record" : "out of memory");
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t slot = q_read_u32(r);
         if (r->failed || slot >= b->bodies.count || !b->bodies.data[slot].alive) {
-            snprintf(err, errlen, "bad pending changes record");
+            snprintf(err, errlen, "bad edit effects record");
             return false;
         }
-        b->pending_wake.data[i] = slot;
+        b->wake_next.data[i] = slot;
     }
-    b->pending_wake.count = n;
+    b->wake_next.count = n;
     return true;
 }
 
@@ -587,8 +587,8 @@ static void clear(q_bodies *b)
     b->bodies.count = 0;
     b->constraints.count = 0;
     b->terrain_bodies.count = b->terrain_counts.count = 0;
-    b->pending_wake.count = 0;
-    b->pending_all = false;
+    b->wake_next.count = 0;
+    b->wake_all_next = false;
     b->live = b->awake = 0;
     q_handle_pool_free(&b->handles);
 }
@@ -621,7 +621,7 @@ bool q_bodies_read(q_bodies *b, q_reader *r, const uint8_t *remap, int material_
     for (uint32_t i = 0; ok && i < nc; i++)
         ok = read_constraint(b, r, err, errlen);
     if (ok && version >= 2)
-        ok = read_kept(b, r, remap, material_count, err, errlen) && read_pending(b, r, err, errlen);
+        ok = read_kept(b, r, remap, material_count, err, errlen) && read_edit_effects(b, r, err, errlen);
     if (!ok) {
         if (!err[0] || r->failed)
             snprintf(err, errlen, "bad bodies record");

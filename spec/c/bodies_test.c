@@ -608,7 +608,7 @@ static void test_kept_round_trip(void)
 /* A set written after the ground was dug away under a sleeping box, before
  * the next step: that step wakes the box in the original, and the copy
  * (which never sees the dig as a change) must wake it too. */
-static void test_pending_wake(void)
+static void test_edit_wake(void)
 {
     scene s = make_scene(1, Q_GEN_FLAT, false, 0);
     double ground = surface_height(&s, 40.3, 40.7);
@@ -633,7 +633,7 @@ static void test_pending_wake(void)
         identity[k] = (uint8_t)k;
     bool read = wrote && q_bodies_read(copy, &in, identity, q_material_count(), err, sizeof err);
     if (!read)
-        printf("# pending wake: %s\n", err);
+        printf("# edit wake: %s\n", err);
     bool alike = read && q_bodies_hash(copy) == q_bodies_hash(s.bodies);
     for (int i = 0; alike && i < 60; i++) {
         q_bodies_step(s.bodies, 1.0 / 60);
@@ -642,7 +642,7 @@ static void test_pending_wake(void)
     }
     q_body_get(s.bodies, a, &sa);
     q_body_get(copy, a, &sc);
-    printf("# pending wake: asleep before the dig %d; box y %.3f / copy %.3f (was %.3f)\n", slept, sa.position[1],
+    printf("# edit wake: asleep before the dig %d; box y %.3f / copy %.3f (was %.3f)\n", slept, sa.position[1],
            sc.position[1], ground + 0.5);
     report("a set written after a dig under a sleeper wakes it in the copy as in the original",
            slept && alike && sa.position[1] < ground - 0.3);
@@ -707,7 +707,7 @@ int main(void)
     test_round_trip();
     test_kept_contacts();
     test_kept_round_trip();
-    test_pending_wake();
+    test_edit_wake();
     test_world_file();
     printf("1..%d\n", test_no);
     return failures != 0;
