@@ -98,26 +98,26 @@ WIDE void push(const q_wide_batch *c, side *A, side *B, vm am, vm bm, const q_wi
     }
 }
 
+/* A side's anchor now: turned with the side where the lane's side turns
+ * (any: whether some lane does), else as stored. */
+WIDE void anchor_now(const side *S, bool any, vm turn, const vd anchor[3], vd out[3])
+{
+    if (any) {
+        rotate(S->q, anchor, out);
+        for (int k = 0; k < 3; k++)
+            out[k] = sel(turn, out[k], anchor[k]);
+    } else {
+        for (int k = 0; k < 3; k++)
+            out[k] = anchor[k];
+    }
+}
+
 /* current_separation */
 WIDE vd separation(const side *A, const side *B, const q_wide_batch *c, const q_wide_point *p)
 {
     vd pa[3], pb[3];
-    if (c->any_turn_a) {
-        rotate(A->q, p->anchor_a, pa);
-        for (int k = 0; k < 3; k++)
-            pa[k] = sel(c->turn_a, pa[k], p->anchor_a[k]);
-    } else {
-        for (int k = 0; k < 3; k++)
-            pa[k] = p->anchor_a[k];
-    }
-    if (c->any_turn_b) {
-        rotate(B->q, p->anchor_b, pb);
-        for (int k = 0; k < 3; k++)
-            pb[k] = sel(c->turn_b, pb[k], p->anchor_b[k]);
-    } else {
-        for (int k = 0; k < 3; k++)
-            pb[k] = p->anchor_b[k];
-    }
+    anchor_now(A, c->any_turn_a, c->turn_a, p->anchor_a, pa);
+    anchor_now(B, c->any_turn_b, c->turn_b, p->anchor_b, pb);
     vd d[3];
     for (int i = 0; i < 3; i++)
         d[i] = B->dx[i] - A->dx[i] + pb[i] - pa[i];
