@@ -610,6 +610,25 @@ struct RegionStructures {
     q_terrain_physics *engine;
 };
 
+/* One Embree closest-hit query on the segment [0, len] from o along d;
+ * rh.hit.geomID is RTC_INVALID_GEOMETRY_ID for a miss, else rh.ray.tfar is
+ * the hit's distance. */
+inline void embree_closest(RTCScene scene, RTCIntersectContext &ctx, const float o[3], const float d[3], float len,
+                           RTCRayHit &rh)
+{
+    rh.ray.org_x = o[0], rh.ray.org_y = o[1], rh.ray.org_z = o[2];
+    rh.ray.dir_x = d[0], rh.ray.dir_y = d[1], rh.ray.dir_z = d[2];
+    rh.ray.tnear = 0.0f;
+    rh.ray.tfar = len;
+    rh.ray.time = 0.0f;
+    rh.ray.mask = 0xffffffffu;
+    rh.ray.id = 0;
+    rh.ray.flags = 0;
+    rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+    rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+    rtcIntersect1(scene, &ctx, &rh);
+}
+
 void trace(Tracer which, RegionStructures &rs, const std::vector<Ray> &rays, const std::vector<EngineRay> &erays,
            std::vector<Hit> &out)
 {
@@ -646,17 +665,7 @@ void trace(Tracer which, RegionStructures &rs, const std::vector<Ray> &rays, con
         for (size_t i = 0; i < rays.size(); i++) {
             const Ray &r = rays[i];
             RTCRayHit rh;
-            rh.ray.org_x = r.o[0], rh.ray.org_y = r.o[1], rh.ray.org_z = r.o[2];
-            rh.ray.dir_x = r.d[0], rh.ray.dir_y = r.d[1], rh.ray.dir_z = r.d[2];
-            rh.ray.tnear = 0.0f;
-            rh.ray.tfar = r.len;
-            rh.ray.time = 0.0f;
-            rh.ray.mask = 0xffffffffu;
-            rh.ray.id = 0;
-            rh.ray.flags = 0;
-            rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
-            rtcIntersect1(scene, &ctx, &rh);
+            embree_closest(scene, ctx, r.o, r.d, r.len, rh);
             out[i].hit = rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
             out[i].t = out[i].hit ? rh.ray.tfar : 0.0f;
         }
@@ -680,18 +689,10 @@ void trace_reference(RTCScene scene, const std::vector<EngineRay> &erays, std::v
     rtcInitIntersectContext(&ctx);
     for (size_t i = 0; i < erays.size(); i++) {
         const EngineRay &e = erays[i];
+        const float o[3] = {(float)e.o[0], (float)e.o[1], (float)e.o[2]};
+        const float d[3] = {(float)e.d[0], (float)e.d[1], (float)e.d[2]};
         RTCRayHit rh;
-        rh.ray.org_x = (float)e.o[0], rh.ray.org_y = (float)e.o[1], rh.ray.org_z = (float)e.o[2];
-        rh.ray.dir_x = (float)e.d[0], rh.ray.dir_y = (float)e.d[1], rh.ray.dir_z = (float)e.d[2];
-        rh.ray.tnear = 0.0f;
-        rh.ray.tfar = (float)e.len;
-        rh.ray.time = 0.0f;
-        rh.ray.mask = 0xffffffffu;
-        rh.ray.id = 0;
-        rh.ray.flags = 0;
-        rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-        rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
-        rtcIntersect1(scene, &ctx, &rh);
+        embree_closest(scene, ctx, o, d, (float)e.len, rh);
         out[i].hit = rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
         out[i].t = out[i].hit ? (float)(e.t0 + (double)rh.ray.tfar) : 0.0f;
         if (out[i].hit)
