@@ -51,13 +51,20 @@ int q_collide_shapes(const q_collider *a, const q_xform *ta, const q_collider *b
  * its depth below the chunk's top (m.key 3); so does a body with no
  * triangle near it whose centre is inside the solid, its depth measured to
  * the surface above. Compound parts add part << 16
- * to m.key. Point ids hash the triangle and its feature. Not thread-safe
+ * to m.key. Point ids hash the triangle and its feature (those two points:
+ * Q_TERRAIN_ID_FULL and Q_TERRAIN_ID_BURIED below). Not thread-safe
  * (the chunk cache is built on demand). */
 typedef struct q_terrain_manifold {
     int32_t cx, cy, cz; /* physics chunk (Q_PHYS_CHUNK voxels) */
     uint8_t material;   /* terrain material at the deepest point */
     q_manifold m;
 } q_terrain_manifold;
+
+/* Point ids of the two contacts that come from no triangle: a lowest point
+ * inside a FULL chunk, and a buried body's point (found by its ray up to the
+ * surface above, the only ray a terrain query casts). */
+#define Q_TERRAIN_ID_FULL 0xfffffff0u
+#define Q_TERRAIN_ID_BURIED 0xfffffff1u
 
 /* Contacts of a shape placed by t against the solid terrain surface within
  * margin. Returns the number of manifolds (at most cap). At most 1024

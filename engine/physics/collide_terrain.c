@@ -326,7 +326,7 @@ static void on_full_chunk(void *ud, int32_t cx, int32_t cy, int32_t cz)
     memcpy(tm->m.points[0].position, p, sizeof p);
     tm->m.points[0].position[1] += depth / 2;
     tm->m.points[0].separation = -depth;
-    tm->m.points[0].id = 0xfffffff0u;
+    tm->m.points[0].id = Q_TERRAIN_ID_FULL;
     /* material: the voxel's there */
     tm->material = q_terrain_get(f->tp->terrain, (int32_t)floor(p[0] / f->vs), (int32_t)floor(p[1] / f->vs),
                                  (int32_t)floor(p[2] / f->vs))
@@ -363,7 +363,7 @@ static size_t buried(q_terrain_physics *tp, const q_collider *s, const q_xform *
     memcpy(out->m.points[0].position, low, sizeof low);
     out->m.points[0].position[1] += depth / 2;
     out->m.points[0].separation = -depth;
-    out->m.points[0].id = 0xfffffff1u;
+    out->m.points[0].id = Q_TERRAIN_ID_BURIED;
     return 1;
 }
 

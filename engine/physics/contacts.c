@@ -480,6 +480,20 @@ static void collide_terrain_job(void *ctx, int index)
         (y).data = d_, (y).count = n_, (y).capacity = c_;                                                             \
     } while (0)
 
+/* Whether a body's terrain query may have cast the buried fallback's ray
+ * (collide_terrain.c), the only read that can reach past the chunks
+ * q_collide_terrain_warm built. A shape casts it only when no triangle is
+ * near it, and its answer is then nothing (the ray found no surface) or the
+ * ray's one patch; with a chunk missing on a frozen cache, the ray may have
+ * found a surface further up instead, so a patch of that kind counts too. A
+ * compound's parts query apart: any compound may have cast it. */
+static bool may_have_cast_ray(const q_body *o, const q_terrain_manifold *patches, int count)
+{
+    if (count == 0 || o->shape->kind == Q_COLLIDER_COMPOUND)
+        return true;
+    return count == 1 && patches[0].m.count == 1 && patches[0].m.points[0].id == Q_TERRAIN_ID_BURIED;
+}
+
 /* Terrain contact patches of every moving body. The terrain physics cache is not
  * thread-safe, so the chunk meshes the bodies will read are built first
  * (serially), then the cache is frozen and the bodies are collided in
@@ -540,15 +554,14 @@ static void collide_terrain(q_bodies *b)
     q_jobs_for(b->jobs, run_count(&job), collide_terrain_job, &job);
     q_tp_freeze(b->tp, false);
     /* Rare (a buried body's ray reached an uncached chunk): which body's
-     * answer lacked it is not known, so the queries that could have made
-     * that ray are redone: it is cast only for a shape (or a compound's
-     * part) with no triangle near it, and then no patch comes from the
-     * shape (collide_terrain.c). The others read only warmed chunks, and
-     * redone they would come out the same. */
+     * answer lacked it is not known, so the queries that could have cast
+     * that ray are redone (may_have_cast_ray). The others read only warmed
+     * chunks, and redone they would come out the same. */
     if (q_tp_take_missed(b->tp))
         for (size_t i = 0; i < n; i++) {
             const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
-            if (!b->terrain_reuse.data[i] && (b->terrain_counts.data[i] == 0 || o->shape->kind == Q_COLLIDER_COMPOUND))
+            const q_terrain_manifold *got = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
+            if (!b->terrain_reuse.data[i] && may_have_cast_ray(o, got, b->terrain_counts.data[i]))
                 terrain_body(b, i);
         }
 }
