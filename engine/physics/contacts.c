@@ -525,6 +525,7 @@ static void collide_terrain(q_bodies *b)
     if (!ok)
         n = b->terrain_bodies.count = 0;
     b->terrain_kept = 0;
+    uint64_t evictions = b->tp->evictions;
     for (size_t i = 0; i < n; i++) {
         q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
         uint32_t kept = 0;
@@ -553,15 +554,19 @@ static void collide_terrain(q_bodies *b)
     q_tp_freeze(b->tp, true);
     q_jobs_for(b->jobs, run_count(&job), collide_terrain_job, &job);
     q_tp_freeze(b->tp, false);
-    /* Rare (a buried body's ray reached an uncached chunk): which body's
-     * answer lacked it is not known, so the queries that could have cast
-     * that ray are redone (may_have_cast_ray). The others read only warmed
-     * chunks, and redone they would come out the same. */
+    /* A query that read an uncached chunk missed its triangles, and which
+     * query did is not known. Where the warming evicted nothing, every
+     * chunk warmed is still cached and only the buried fallback's ray can
+     * have missed (rare): the queries that may have cast it are redone
+     * (may_have_cast_ray); the others would come out the same. Where the
+     * warming evicted chunks (a physics cache smaller than the step's
+     * chunks), any query may have missed, and all are redone. */
+    bool warmed_all_held = b->tp->evictions == evictions;
     if (q_tp_take_missed(b->tp))
         for (size_t i = 0; i < n; i++) {
             const q_body *o = &b->bodies.data[b->terrain_bodies.data[i]];
             const q_terrain_manifold *got = &b->terrain_scratch.data[i * Q_TERRAIN_MANIFOLDS];
-            if (!b->terrain_reuse.data[i] && may_have_cast_ray(o, got, b->terrain_counts.data[i]))
+            if (!b->terrain_reuse.data[i] && (!warmed_all_held || may_have_cast_ray(o, got, b->terrain_counts.data[i])))
                 terrain_body(b, i);
         }
 }

@@ -72,6 +72,8 @@ struct q_terrain_physics {
     Q_ARRAY(q_cache_entry) cache;
     size_t cache_bytes;
     uint64_t tick;
+    uint64_t evictions; /* entries evicted for room so far (a chunk built for a
+                           later query may push out one built for an earlier) */
 
     size_t gridsort_batches;
     /* Frozen (q_tp_freeze): several threads query at once; nothing is

@@ -293,6 +293,7 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
             if (p->cache.data[k].tick < p->cache.data[oldest].tick)
                 oldest = k;
         cache_remove(p, oldest);
+        p->evictions++;
     }
     if (!q_array_reserve(&p->cache, p->cache.count + 1) || !q_hashmap_set(&p->cache_index, key, (uint32_t)p->cache.count)) {
         free_chunk_mesh(&e.surface[0]);
