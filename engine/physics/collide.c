@@ -499,17 +499,53 @@ static bool clip_segment_to_face(const double (*poly)[3], int np, const double n
 /* Core C against polytope P; the manifold normal points from P to C.
  * flags: Q_NP_ONE_SIDED (P is a one-sided triangle: no axis below its
  * face), Q_NP_FACE_ONLY (use P's face 0 as the axis). */
+/* t = num / den for a point on an edge, where 0 <= num <= den; 0 when the
+ * edge has no length (den = 0: both ends are the same point). */
+static double edge_t(double num, double den)
+{
+    return den > 0 ? num / den : 0;
+}
+
+/* The closest point to p on the three edges of abc. */
+static void closest_on_edges(const double p[3], const double a[3], const double b[3], const double c[3],
+                             double r[3])
+{
+    const double *ends[3][2] = {{a, b}, {b, c}, {c, a}};
+    double best = INFINITY;
+    for (int e = 0; e < 3; e++) {
+        double u[3], w[3], q[3], d[3];
+        sub3(ends[e][1], ends[e][0], u);
+        sub3(p, ends[e][0], w);
+        double uu = dot3(u, u);
+        lerp3(ends[e][0], ends[e][1], edge_t(fmax(0, fmin(dot3(w, u), uu)), uu), q);
+        sub3(p, q, d);
+        if (dot3(d, d) < best) {
+            best = dot3(d, d);
+            memcpy(r, q, sizeof q);
+        }
+    }
+}
+
 /* Closest point of triangle abc to p (Ericson, Real-Time Collision
- * Detection 5.1.5); *region: 0 inside, else a corner or an edge. */
+ * Detection 5.1.5); *region: 0 inside, else a corner or an edge. A
+ * triangle without area (two equal corners, or all three on a line: the
+ * mesher emits some) is the segment or point that is left: its regions
+ * below would send p to a zero-length edge. */
 static void closest_on_triangle(const double p[3], const double a[3], const double b[3], const double c[3],
                                 double r[3], int *region)
 {
-    double ab[3], ac[3], ap[3], bp[3], cp[3];
+    double ab[3], ac[3], ap[3], bp[3], cp[3], n[3];
     sub3(b, a, ab);
     sub3(c, a, ac);
     sub3(p, a, ap);
-    double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
     *region = 1;
+    cross3(ab, ac, n);
+    double size = dot3(ab, ab) + dot3(ac, ac);
+    if (!(dot3(n, n) > 1e-24 * size * size)) { /* sine of the angle at a under 1e-12, or NaN */
+        closest_on_edges(p, a, b, c, r);
+        return;
+    }
+    double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
     if (d1 <= 0 && d2 <= 0) {
         memcpy(r, a, 3 * sizeof(double));
         return;

@@ -6,6 +6,7 @@
 #include "core/alloc.h"
 #include "mesh/dc.h"
 #include "physics/collide.h"
+#include "physics/collide_internal.h"
 #include "physics/terrain_physics.h"
 #include "voxel/terrain.h"
 
@@ -976,6 +977,81 @@ static void test_pairs(void)
         q_collider_free(shapes[i]);
 }
 
+/* Degenerate triangles (the mesher can emit a quad half with two equal
+ * corners): a sphere or capsule against them gets the distance to what is
+ * left of the triangle (a segment or a point), never NaN. Answers: the
+ * closed-form distance from the core to that segment or point. */
+static void test_degenerate_triangles(void)
+{
+    static const double tris[4][3][3] = {
+        {{0, 0, 0}, {0, 0, 0}, {1, 0, 0}},     /* a = b */
+        {{0, 0, 0}, {1, 0, 0}, {1, 0, 0}},     /* b = c */
+        {{0, 0, 0}, {0.5, 0, 0}, {1, 0, 0}},   /* collinear */
+        {{0.5, 0, 0}, {0.5, 0, 0}, {0.5, 0, 0}} /* a point */
+    };
+    char err[128];
+    q_collider *sphere = q_collider_sphere(0.5, err, sizeof err);
+    q_collider *capsule = q_collider_capsule(0.3, 0.4, err, sizeof err);
+    int ok = sphere && capsule, cases = 0;
+    for (int t = 0; t < 4 && ok; t++) {
+        q_poly tp;
+        q_poly_from_triangle(&tp, tris[t][0], tris[t][1], tris[t][2]);
+        for (int k = 0; k < 2 && ok; k++) {
+            /* centres above the segment's (or point's) middle, x = 0.5, and off its end, x = 1.4 */
+            double x = k ? 1.4 : 0.5, nearest = t == 3 ? 0.5 : fmin(x, 1.0), h = 0.3;
+            for (int shape = 0; shape < 2 && ok; shape++) {
+                const q_collider *s = shape ? capsule : sphere;
+                double lift = shape ? 0.4 : 0; /* the capsule stands: its lower core end at y = h */
+                q_xform at = {{x, h + lift, 0}, {0, 0, 0, 1}};
+                q_convex core;
+                q_convex_from_collider(&core, s, &at);
+                q_manifold m;
+                double radius = shape ? 0.3 : 0.5, dx = x - nearest, want = sqrt(dx * dx + h * h) - radius;
+                int hit = q_core_poly(&tp, &core, 1.0, Q_NP_ONE_SIDED, &m);
+                ok = hit && m.count >= 1 && isfinite(m.normal[0]) && isfinite(m.normal[1]) && isfinite(m.normal[2]);
+                double deepest = INFINITY; /* a standing capsule may add its upper end's point */
+                for (uint32_t j = 0; ok && j < m.count; j++) {
+                    ok = isfinite(m.points[j].position[0]) && isfinite(m.points[j].position[1]) &&
+                         isfinite(m.points[j].position[2]) && isfinite(m.points[j].separation);
+                    deepest = fmin(deepest, m.points[j].separation);
+                }
+                ok = ok && fabs(deepest - want) < 1e-9;
+                if (!ok)
+                    printf("# triangle %d, centre x %.1f, %s: hit %d, count %u, deepest separation %g (want %g)\n", t,
+                           x, shape ? "capsule" : "sphere", hit, hit ? m.count : 0, deepest, want);
+                cases++;
+            }
+        }
+    }
+    /* boxes (q_poly_poly) over the same triangles: bottom face 0.3 above them */
+    double half[3] = {0.5, 0.5, 0.5};
+    q_collider *box = q_collider_box(half, err, sizeof err);
+    int box_ok = box != NULL;
+    for (int t = 0; t < 4 && box_ok; t++) {
+        q_poly tp, body;
+        q_poly_from_triangle(&tp, tris[t][0], tris[t][1], tris[t][2]);
+        q_xform at = {{0.6, 0.8, 0.1}, {0, 0, 0, 1}};
+        q_poly_from_collider(&body, box, &at);
+        q_manifold m;
+        int hit = q_poly_poly(&tp, &body, 1.0, Q_NP_ONE_SIDED, &m);
+        double deepest = INFINITY;
+        box_ok = hit && m.count >= 1 && isfinite(m.normal[0]) && isfinite(m.normal[1]) && isfinite(m.normal[2]);
+        for (uint32_t j = 0; box_ok && j < m.count; j++) {
+            box_ok = isfinite(m.points[j].position[0]) && isfinite(m.points[j].separation);
+            deepest = fmin(deepest, m.points[j].separation);
+        }
+        box_ok = box_ok && fabs(deepest - 0.3) < 1e-9;
+        if (!box_ok)
+            printf("# triangle %d, box: hit %d, count %u, deepest separation %g (want 0.3)\n", t, hit, hit ? m.count : 0,
+                   deepest);
+    }
+    q_collider_free(sphere);
+    q_collider_free(capsule);
+    q_collider_free(box);
+    report("spheres and capsules against degenerate triangles: finite, the distance to the segment or point", ok && cases == 16);
+    report("boxes against degenerate triangles: finite, the distance to the segment or point", box_ok);
+}
+
 int main(void)
 {
     size_t live = q_alloc_live_bytes();
@@ -986,6 +1062,7 @@ int main(void)
     test_terrain();
     test_sliding();
     test_shapecast_shape();
+    test_degenerate_triangles();
     report("no leaks", q_alloc_live_bytes() == live);
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;
