@@ -534,15 +534,26 @@ static void test_round_trip(void)
     free_scene(&s);
 }
 
+/* The kept-contact tests' scene: flat ground, one thread, and a 1 m rock
+ * box (*box) 5 cm above the ground (*ground, the surface's height) at
+ * (40.3, 40.7). */
+static scene flat_with_box(q_handle *box, double *ground)
+{
+    scene s = make_scene(1, Q_GEN_FLAT, false, 0);
+    *ground = surface_height(&s, 40.3, 40.7);
+    *box = add_box(&s, 0.5, 0.5, 0.5, 40.3, *ground + 0.55, 40.7, "rock");
+    return s;
+}
+
 /* Kept terrain contacts (contacts.c): a box settling on flat ground keeps
  * its contacts instead of querying the terrain each step; it rests where a
  * fresh query puts it, and digging the ground away under it (while it is
  * still awake, keeping contacts) lets it fall at once. */
 static void test_kept_contacts(void)
 {
-    scene s = make_scene(1, Q_GEN_FLAT, false, 0);
-    double ground = surface_height(&s, 40.3, 40.7);
-    q_handle h = add_box(&s, 0.5, 0.5, 0.5, 40.3, ground + 0.55, 40.7, "rock");
+    double ground;
+    q_handle h;
+    scene s = flat_with_box(&h, &ground);
     size_t kept = 0;
     int steps = 0;
     q_body_state st;
@@ -582,9 +593,9 @@ static void test_kept_contacts(void)
  * step (the copy never sees that edit as a change). */
 static void test_kept_round_trip(void)
 {
-    scene s = make_scene(1, Q_GEN_FLAT, false, 0);
-    double ground = surface_height(&s, 40.3, 40.7);
-    q_handle a = add_box(&s, 0.5, 0.5, 0.5, 40.3, ground + 0.55, 40.7, "rock");
+    double ground;
+    q_handle a;
+    scene s = flat_with_box(&a, &ground);
     q_handle gone = add_box(&s, 0.5, 0.5, 0.5, 50.3, ground + 0.55, 50.7, "rock");
     q_body_state sa, sc = {0};
     for (int i = 0; i < 120; i++) {
@@ -627,9 +638,9 @@ static void test_kept_round_trip(void)
  * (which never sees the dig as a change) must wake it too. */
 static void test_edit_wake(void)
 {
-    scene s = make_scene(1, Q_GEN_FLAT, false, 0);
-    double ground = surface_height(&s, 40.3, 40.7);
-    q_handle a = add_box(&s, 0.5, 0.5, 0.5, 40.3, ground + 0.55, 40.7, "rock");
+    double ground;
+    q_handle a;
+    scene s = flat_with_box(&a, &ground);
     q_body_state sa, sc = {0};
     for (int i = 0; i < 600; i++) {
         run(&s, 1);
