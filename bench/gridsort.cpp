@@ -60,6 +60,8 @@ extern "C" {
 
 #include <embree3/rtcore.h>
 
+#include "embree_ray.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -421,17 +423,7 @@ void trace(int tr, const Structures &st, const RaySet &s, std::vector<float> &ou
         rtcInitIntersectContext(&ctx);
         for (size_t i = 0; i < n; i++) {
             RTCRayHit rh;
-            rh.ray.org_x = s.o[3 * i], rh.ray.org_y = s.o[3 * i + 1], rh.ray.org_z = s.o[3 * i + 2];
-            rh.ray.dir_x = s.d[3 * i], rh.ray.dir_y = s.d[3 * i + 1], rh.ray.dir_z = s.d[3 * i + 2];
-            rh.ray.tnear = 0.0f;
-            rh.ray.tfar = s.len[i];
-            rh.ray.time = 0.0f;
-            rh.ray.mask = 0xffffffffu;
-            rh.ray.id = 0;
-            rh.ray.flags = 0;
-            rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
-            rtcIntersect1(scene, &ctx, &rh);
+            embree_closest(scene, ctx, &s.o[3 * i], &s.d[3 * i], s.len[i], rh);
             out[i] = rh.hit.geomID != RTC_INVALID_GEOMETRY_ID ? rh.ray.tfar : -1.0f;
         }
     }
