@@ -16,8 +16,13 @@ CC      ?= cc
 BUILD   ?= build
 OPT     ?= -O2
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes
-CFLAGS  := -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE -Iengine -Ibindings \
-           $(shell pkg-config --cflags lua5.4 2>/dev/null) $(EXTRA_CFLAGS)
+# pkg-config's answers are read when a recipe first needs them, not when this
+# file is parsed: on a fresh machine `deps` installs liblua5.4-dev and
+# libsdl2-dev only after parsing, and flags read before that would be empty.
+# Each variable replaces itself with its value on first use (read once).
+LUA_CFLAGS = $(eval LUA_CFLAGS := $(shell pkg-config --cflags lua5.4 2>/dev/null))$(LUA_CFLAGS)
+SDL_CFLAGS = $(eval SDL_CFLAGS := $(shell pkg-config --cflags sdl2 2>/dev/null))$(SDL_CFLAGS)
+CFLAGS  = -std=c11 $(OPT) -g -fPIC $(WARN) -D_GNU_SOURCE -Iengine -Ibindings $(LUA_CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(EXTRA_LDFLAGS)
 LIBS    := -lassimp -lzstd -lpthread -lm
 
@@ -84,7 +89,7 @@ $(GLAD_C) $(GLAD_H) &: | deps
 $(BUILD)/obj/glad/gl.o: $(GLAD_C)
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(OPT) -fPIC -I$(BUILD)/glad/include -c $< -o $@
-$(HOST_OBJ): CFLAGS += -I$(BUILD)/glad/include $(shell pkg-config --cflags sdl2 2>/dev/null)
+$(HOST_OBJ): CFLAGS += -I$(BUILD)/glad/include $(SDL_CFLAGS)
 $(filter-out $(BUILD)/obj/glad/gl.o,$(HOST_OBJ)): $(GLAD_H)
 
 $(BUILD)/ctest/%: spec/c/%.c $(BUILD)/libquarry.a
