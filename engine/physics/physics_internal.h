@@ -54,8 +54,13 @@ typedef struct q_cache_entry {
     int32_t cx, cy, cz;
     q_chunk_mesh surface[2]; /* Q_SURFACE_SOLID, Q_SURFACE_WATER */
     size_t bytes;
-    uint64_t tick; /* last use, for LRU eviction */
+    /* Neighbours in the use order (indices into the cache array,
+     * Q_LRU_NONE at the ends): the least recently used entry is evicted
+     * first, found in O(1) rather than by a scan of the whole cache. */
+    uint32_t older, newer;
 } q_cache_entry;
+
+#define Q_LRU_NONE UINT32_MAX
 
 struct q_terrain_physics {
     q_terrain *terrain;
@@ -71,7 +76,7 @@ struct q_terrain_physics {
     q_hashmap cache_index;
     Q_ARRAY(q_cache_entry) cache;
     size_t cache_bytes;
-    uint64_t tick;
+    uint32_t lru_oldest, lru_newest; /* ends of the use order; Q_LRU_NONE when empty */
     uint64_t evictions; /* entries evicted for room so far (a chunk built for a
                            later query may push out one built for an earlier) */
 

@@ -33,6 +33,7 @@ q_terrain_physics *q_terrain_physics_create(q_terrain *t, double voxel_size, siz
     p->terrain = t;
     p->voxel_size = voxel_size;
     p->budget = cache_bytes ? cache_bytes : DEFAULT_BUDGET;
+    p->lru_oldest = p->lru_newest = Q_LRU_NONE;
     q_box box = {{0, 0, 0}, {Q_PHYS_CHUNK, Q_PHYS_CHUNK, Q_PHYS_CHUNK}};
     size_t nv = q_dc_vertex_bound(box), ni = q_dc_index_bound(box);
     p->dc_scratch = q_alloc(q_dc_scratch_bytes(box));
@@ -64,6 +65,7 @@ static void clear_cache(q_terrain_physics *p)
             free_chunk_mesh(&p->cache.data[i].surface[s]);
     p->cache.count = 0;
     p->cache_bytes = 0;
+    p->lru_oldest = p->lru_newest = Q_LRU_NONE;
     q_hashmap_clear(&p->cache_index);
 }
 
@@ -173,6 +175,32 @@ static bool bp_update(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
 
 /* ---- cache ---- */
 
+/* The use order: a doubly linked list through the entries, oldest first. */
+static void lru_unlink(q_terrain_physics *p, uint32_t i)
+{
+    q_cache_entry *e = &p->cache.data[i];
+    if (e->older != Q_LRU_NONE)
+        p->cache.data[e->older].newer = e->newer;
+    else
+        p->lru_oldest = e->newer;
+    if (e->newer != Q_LRU_NONE)
+        p->cache.data[e->newer].older = e->older;
+    else
+        p->lru_newest = e->older;
+}
+
+static void lru_append(q_terrain_physics *p, uint32_t i) /* as the newest */
+{
+    q_cache_entry *e = &p->cache.data[i];
+    e->older = p->lru_newest;
+    e->newer = Q_LRU_NONE;
+    if (p->lru_newest != Q_LRU_NONE)
+        p->cache.data[p->lru_newest].newer = i;
+    else
+        p->lru_oldest = i;
+    p->lru_newest = i;
+}
+
 static void cache_remove(q_terrain_physics *p, uint32_t i)
 {
     q_cache_entry *e = &p->cache.data[i];
@@ -180,11 +208,20 @@ static void cache_remove(q_terrain_physics *p, uint32_t i)
     for (int s = 0; s < 2; s++)
         free_chunk_mesh(&e->surface[s]);
     q_hashmap_remove(&p->cache_index, q_phys_key(e->cx, e->cy, e->cz));
-    size_t last = p->cache.count - 1;
-    if (i != last) {
+    lru_unlink(p, i);
+    uint32_t last = (uint32_t)p->cache.count - 1;
+    if (i != last) { /* the last entry moves into slot i: its neighbours and key follow */
         p->cache.data[i] = p->cache.data[last];
         q_cache_entry *m = &p->cache.data[i];
         q_hashmap_set(&p->cache_index, q_phys_key(m->cx, m->cy, m->cz), i);
+        if (m->older != Q_LRU_NONE)
+            p->cache.data[m->older].newer = i;
+        else
+            p->lru_oldest = i;
+        if (m->newer != Q_LRU_NONE)
+            p->cache.data[m->newer].older = i;
+        else
+            p->lru_newest = i;
     }
     p->cache.count--;
 }
@@ -272,10 +309,13 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
         return i == Q_HASHMAP_EMPTY ? NULL : &p->cache.data[i];
     }
     if (i != Q_HASHMAP_EMPTY) {
-        p->cache.data[i].tick = ++p->tick;
+        if (i != p->lru_newest) {
+            lru_unlink(p, i);
+            lru_append(p, i);
+        }
         return &p->cache.data[i];
     }
-    q_cache_entry e = {cx, cy, cz, {{0}}, 0, ++p->tick};
+    q_cache_entry e = {cx, cy, cz, {{0}}, 0, Q_LRU_NONE, Q_LRU_NONE};
     if (!b_known)
         b = q_bp_find(p, cx, cy, cz);
     for (int s = 0; s < 2; s++) {
@@ -288,11 +328,7 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
     e.bytes = sizeof e + chunk_mesh_bytes(&e.surface[0]) + chunk_mesh_bytes(&e.surface[1]);
     /* Evict least recently used entries until the new one fits. */
     while (p->cache.count > 0 && p->cache_bytes + e.bytes > p->budget) {
-        uint32_t oldest = 0;
-        for (uint32_t k = 1; k < p->cache.count; k++)
-            if (p->cache.data[k].tick < p->cache.data[oldest].tick)
-                oldest = k;
-        cache_remove(p, oldest);
+        cache_remove(p, p->lru_oldest);
         p->evictions++;
     }
     if (!q_array_reserve(&p->cache, p->cache.count + 1) || !q_hashmap_set(&p->cache_index, key, (uint32_t)p->cache.count)) {
@@ -302,6 +338,7 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
     }
     p->cache.data[p->cache.count] = e;
     p->cache_bytes += e.bytes;
+    lru_append(p, (uint32_t)p->cache.count);
     return &p->cache.data[p->cache.count++];
 }
 

@@ -3,6 +3,7 @@
 #include "core/alloc.h"
 #include "mesh/dc.h"
 #include "physics/kdtree.h"
+#include "physics/physics_internal.h"
 #include "physics/terrain_physics.h"
 #include "voxel/terrain.h"
 
@@ -334,6 +335,92 @@ static int check_terrain_walk(int rays, int *hits)
     return ok;
 }
 
+/* The physics cache against a reference LRU: random chunk lookups (and
+ * edits, which drop chunks) under a budget of a few dozen entries. After
+ * each step the cache holds exactly the chunks the reference keeps (the most
+ * recently used that fit the budget, the oldest evicted first) with the
+ * same byte count, and its use order, walked both ways through the links,
+ * is the reference's. */
+static int check_cache_lru(int steps, int *evictions)
+{
+    q_terrain *t = q_terrain_create(NULL);
+    q_generate_def gd = q_default_generate_def();
+    gd.kind = Q_GEN_CAVES;
+    gd.size[0] = 48, gd.size[1] = 24, gd.size[2] = 48;
+    gd.seed = 5;
+    char err[128];
+    if (!t || q_terrain_generate(t, &gd, err, sizeof err) != Q_OK)
+        return 0;
+    enum { SIDE = 6, HIGH = 3, MAX = SIDE * SIDE * HIGH };
+    q_terrain_physics *p = q_terrain_physics_create(t, 1.0, 48 << 10);
+    uint64_t ref[MAX]; /* keys, oldest first */
+    size_t ref_bytes[MAX], ref_n = 0, bytes_of[MAX] = {0}, total = 0;
+    int ok = p != NULL;
+    for (int step = 0; ok && step < steps; step++) {
+        if (step % 97 == 96) { /* an edit: the cache drops what it touched; the survivors keep their order */
+            q_edit ed = {.op = Q_EDIT_CARVE, .shape = {.kind = Q_SHAPE_BALL, .radius = 3}};
+            ed.shape.center[0] = frand() * 48, ed.shape.center[1] = frand() * 24, ed.shape.center[2] = frand() * 48;
+            ok &= q_terrain_edit(t, &ed, err, sizeof err) == Q_OK && q_terrain_physics_sync(p);
+            size_t kept = 0;
+            total = 0;
+            for (size_t i = 0; i < ref_n; i++)
+                if (q_hashmap_get(&p->cache_index, ref[i]) != Q_HASHMAP_EMPTY) {
+                    ref[kept] = ref[i], ref_bytes[kept] = ref_bytes[i], total += ref_bytes[i];
+                    kept++;
+                }
+            ref_n = kept;
+            memset(bytes_of, 0, sizeof bytes_of); /* meshes change with the edit */
+        } else {
+            int32_t cx = (int32_t)(frand() * SIDE), cy = (int32_t)(frand() * HIGH), cz = (int32_t)(frand() * SIDE);
+            uint64_t key = q_phys_key(cx, cy, cz);
+            ok &= q_tp_chunk_mesh(p, cx, cy, cz, 0) != NULL;
+            uint32_t at = q_hashmap_get(&p->cache_index, key);
+            ok &= at != Q_HASHMAP_EMPTY;
+            if (!ok)
+                break;
+            size_t i = 0, b = p->cache.data[at].bytes;
+            while (i < ref_n && ref[i] != key)
+                i++;
+            if (i < ref_n) { /* a hit: it becomes the newest */
+                total -= ref_bytes[i];
+                memmove(ref + i, ref + i + 1, (ref_n - i - 1) * sizeof *ref);
+                memmove(ref_bytes + i, ref_bytes + i + 1, (ref_n - i - 1) * sizeof *ref_bytes);
+                ref_n--;
+            } else {
+                while (ref_n > 0 && total + b > p->budget) { /* evict the oldest */
+                    total -= ref_bytes[0];
+                    memmove(ref, ref + 1, (ref_n - 1) * sizeof *ref);
+                    memmove(ref_bytes, ref_bytes + 1, (ref_n - 1) * sizeof *ref_bytes);
+                    ref_n--;
+                    (*evictions)++;
+                }
+            }
+            int ci = (cz * HIGH + cy) * SIDE + cx;
+            ok &= bytes_of[ci] == 0 || bytes_of[ci] == b; /* the same chunk costs the same until an edit */
+            bytes_of[ci] = b;
+            ref[ref_n] = key, ref_bytes[ref_n] = b, total += b;
+            ref_n++;
+        }
+        ok &= p->cache.count == ref_n && p->cache_bytes == total;
+        uint32_t e = p->lru_oldest;
+        for (size_t i = 0; ok && i < ref_n; i++) {
+            ok &= e != Q_LRU_NONE && q_phys_key(p->cache.data[e].cx, p->cache.data[e].cy, p->cache.data[e].cz) == ref[i];
+            e = ok ? p->cache.data[e].newer : e;
+        }
+        ok &= e == Q_LRU_NONE;
+        e = p->lru_newest;
+        for (size_t i = ref_n; ok && i-- > 0;) {
+            ok &= e != Q_LRU_NONE && q_phys_key(p->cache.data[e].cx, p->cache.data[e].cy, p->cache.data[e].cz) == ref[i];
+            e = ok ? p->cache.data[e].older : e;
+        }
+        ok &= e == Q_LRU_NONE;
+    }
+    ok &= p && p->evictions == (uint64_t)*evictions;
+    q_terrain_physics_destroy(p);
+    q_terrain_destroy(t);
+    return ok;
+}
+
 int main(void)
 {
     static const char *kinds[] = {"random", "identical", "collinear", "multi-scale", "offset", "integer"};
@@ -402,6 +489,13 @@ int main(void)
              "q_terrain_physics_raycast (the chunk walk) equals brute force on %d rays from chunk faces, edges, corners and anywhere (%d hit)",
              walk_rays, walk_hits);
     report(walk_name, walk_ok && walk_hits > walk_rays / 5 && walk_hits < walk_rays * 4 / 5);
+    int lru_steps = 3000, lru_evictions = 0;
+    int lru_ok = check_cache_lru(lru_steps, &lru_evictions);
+    char lru_name[160];
+    snprintf(lru_name, sizeof lru_name,
+             "the physics cache keeps what a reference LRU keeps, in its use order, over %d lookups and edits (%d evictions)",
+             lru_steps, lru_evictions);
+    report(lru_name, lru_ok && lru_evictions > lru_steps / 10);
     report("kD tree memory is returned", q_alloc_live_bytes() == 0);
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;
