@@ -16,6 +16,9 @@
 
 /* Seconds on CLOCK_MONOTONIC. */
 double bench_now(void);
+/* CPU seconds of the calling thread (CLOCK_THREAD_CPUTIME_ID): time the
+ * shared VM gives to other processes is not counted. */
+double bench_thread_now(void);
 /* Median of v[0..n) (sorts v in place); n >= 1. */
 double bench_median(double *v, int n);
 
@@ -39,6 +42,9 @@ void bench_end(void);
 
 /* Exits with a message when st is not Q_OK. */
 void bench_check(q_status st, const char *what, const char *err);
+/* A new terrain generated with the default definition but for kind, size
+ * and seed; exits with a message on failure. */
+q_terrain *bench_world(q_terrain_kind kind, int32_t sx, int32_t sy, int32_t sz, uint64_t seed);
 /* q_alloc-free malloc that exits on failure (bench-side buffers). */
 void *bench_xmalloc(size_t size);
 

@@ -19,6 +19,13 @@ double bench_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+double bench_thread_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -126,6 +133,22 @@ void bench_check(q_status st, const char *what, const char *err)
         fprintf(stderr, "bench: %s failed (status %d): %s\n", what, (int)st, err);
         exit(1);
     }
+}
+
+q_terrain *bench_world(q_terrain_kind kind, int32_t sx, int32_t sy, int32_t sz, uint64_t seed)
+{
+    char err[256] = "";
+    q_terrain *t = q_terrain_create(NULL);
+    if (!t) {
+        fprintf(stderr, "bench: q_terrain_create failed\n");
+        exit(1);
+    }
+    q_generate_def gd = q_default_generate_def();
+    gd.kind = kind;
+    gd.size[0] = sx, gd.size[1] = sy, gd.size[2] = sz;
+    gd.seed = seed;
+    bench_check(q_terrain_generate(t, &gd, err, sizeof err), "q_terrain_generate", err);
+    return t;
 }
 
 void *bench_xmalloc(size_t size)

@@ -23,23 +23,15 @@
 #include "physics/terrain_physics.h"
 
 #include <stdio.h>
-#include <time.h>
 
 #define SIZE 1536
 #define STEP 2
 #define REPS 3
 
-static double thread_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* One pass of downward rays; returns its seconds, adds hits and distances. */
 static double pass(q_terrain_physics *p, long *hits, double *sum)
 {
-    double t0 = thread_now();
+    double t0 = bench_thread_now();
     for (int z = 0; z < SIZE; z += STEP)
         for (int x = 0; x < SIZE; x += STEP) {
             const double o[3] = {x + 0.5, 70, z + 0.5}, d[3] = {0, -1, 0};
@@ -49,23 +41,13 @@ static double pass(q_terrain_physics *p, long *hits, double *sum)
                 *sum += h.distance;
             }
         }
-    return thread_now() - t0;
+    return bench_thread_now() - t0;
 }
 
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
-    char err[256] = "";
-    q_terrain *t = q_terrain_create(NULL);
-    if (!t) {
-        fprintf(stderr, "bench: q_terrain_create failed\n");
-        return 1;
-    }
-    q_generate_def gd = q_default_generate_def();
-    gd.kind = Q_GEN_HILLS;
-    gd.size[0] = SIZE, gd.size[1] = 64, gd.size[2] = SIZE;
-    gd.seed = 1;
-    bench_check(q_terrain_generate(t, &gd, err, sizeof err), "q_terrain_generate", err);
+    q_terrain *t = bench_world(Q_GEN_HILLS, SIZE, 64, SIZE, 1);
 
     const long rays = (long)(SIZE / STEP) * (SIZE / STEP);
     double miss_small[REPS], miss_large[REPS], hit_large[REPS];

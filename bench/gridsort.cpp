@@ -592,18 +592,8 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     double t_start = bench_now();
-    char err[256] = "";
 
-    q_terrain *t = q_terrain_create(NULL);
-    if (!t) {
-        fprintf(stderr, "bench: q_terrain_create failed\n");
-        return 1;
-    }
-    q_generate_def gd = q_default_generate_def();
-    gd.kind = Q_GEN_CAVES;
-    gd.size[0] = WX, gd.size[1] = WY, gd.size[2] = WZ;
-    gd.seed = 1;
-    bench_check(q_terrain_generate(t, &gd, err, sizeof err), "q_terrain_generate", err);
+    q_terrain *t = bench_world(Q_GEN_CAVES, WX, WY, WZ, 1);
 
     RTCDevice dev = rtcNewDevice("threads=1");
     if (!dev) {

@@ -158,16 +158,6 @@ struct Rng {
     double range(double lo, double hi) { return lo + (hi - lo) * uniform(); }
 };
 
-/* CPU time of this thread: ray passes (tenths of a second each) are timed
- * with it, so that time the shared VM gives to other processes is not
- * counted against whichever library happened to run then. */
-double thread_cpu_now()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 double median_of(std::vector<double> v)
 {
     return v.empty() ? 0.0 : bench_median(v.data(), (int)v.size());
@@ -833,18 +823,8 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     double t_start = bench_now();
-    char err[256] = "";
 
-    q_terrain *t = q_terrain_create(NULL);
-    if (!t) {
-        fprintf(stderr, "bench: q_terrain_create failed\n");
-        return 1;
-    }
-    q_generate_def gd = q_default_generate_def();
-    gd.kind = Q_GEN_CAVES;
-    gd.size[0] = WX, gd.size[1] = WY, gd.size[2] = WZ;
-    gd.seed = 1;
-    bench_check(q_terrain_generate(t, &gd, err, sizeof err), "q_terrain_generate", err);
+    q_terrain *t = bench_world(Q_GEN_CAVES, WX, WY, WZ, 1);
 
     RTCDevice dev = rtcNewDevice("threads=1");
     if (!dev) {
@@ -927,7 +907,7 @@ int main(int argc, char **argv)
         shuffle_builders(order_rng, order, B_PEERS_END);
         for (Builder b : order) {
             /* Milliseconds each: thread CPU time, as for rays. */
-            Measured r = build_once(b, region, false, dev, &emem, thread_cpu_now);
+            Measured r = build_once(b, region, false, dev, &emem, bench_thread_now);
             region_time[b].push_back(r.seconds);
             region_bytes[b] = r.bytes + mesh_bytes_for(b, region);
             region_nodes[b] = r.nodes;
@@ -1089,9 +1069,9 @@ int main(int argc, char **argv)
         for (int rep = 0; rep < REPS_TRACE; rep++)
             for (int ri = 0; ri < R_COUNT; ri++) {
                 Tracer r = (Tracer)((ri + rep) % R_COUNT);
-                double t0 = thread_cpu_now();
+                double t0 = bench_thread_now();
                 trace(r, rs, rays, erays, hits[r]);
-                samples[r].push_back(thread_cpu_now() - t0);
+                samples[r].push_back(bench_thread_now() - t0);
             }
         for (int r = 0; r < R_COUNT; r++)
             ray_rate[s][r] = (double)rays.size() / median_of(samples[r]);
@@ -1252,17 +1232,17 @@ int main(int argc, char **argv)
         std::vector<size_t> nq(boxes.size()), nb(boxes.size()), nf(boxes.size());
         std::vector<double> sq, sb, sf;
         for (int rep = 0; rep < REPS_TRACE; rep++) {
-            double t0 = thread_cpu_now();
+            double t0 = bench_thread_now();
             for (size_t i = 0; i < boxes.size(); i++) {
                 float mn[3] = {(float)boxes[i].min[0], (float)boxes[i].min[1], (float)boxes[i].min[2]};
                 float mx[3] = {(float)boxes[i].max[0], (float)boxes[i].max[1], (float)boxes[i].max[2]};
                 nq[i] = q_kdtree_query_aabb(&rs.tree, &rs.km, mn, mx, buf.data(), buf.size());
             }
-            double t1 = thread_cpu_now();
+            double t1 = bench_thread_now();
             for (int k = 0; k < 2; k++) {
                 btBvhTriangleMeshShape *shape = k == 0 ? rs.bq.shape : rs.bf.shape;
                 std::vector<size_t> &out = k == 0 ? nb : nf;
-                double u0 = thread_cpu_now();
+                double u0 = bench_thread_now();
                 for (size_t i = 0; i < boxes.size(); i++) {
                     CountTriangles cb;
                     shape->processAllTriangles(&cb, btVector3((float)boxes[i].min[0], (float)boxes[i].min[1],
@@ -1271,7 +1251,7 @@ int main(int argc, char **argv)
                                                          (float)boxes[i].max[2]));
                     out[i] = cb.count;
                 }
-                (k == 0 ? sb : sf).push_back(thread_cpu_now() - u0);
+                (k == 0 ? sb : sf).push_back(bench_thread_now() - u0);
             }
             sq.push_back(t1 - t0);
         }

@@ -266,6 +266,21 @@ static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries, flo
     return ok;
 }
 
+/* A generated caves world of the given size, or NULL. */
+static q_terrain *caves_world(int32_t sx, int32_t sy, int32_t sz, uint64_t seed)
+{
+    q_terrain *t = q_terrain_create(NULL);
+    q_generate_def gd = q_default_generate_def();
+    gd.kind = Q_GEN_CAVES;
+    gd.size[0] = sx, gd.size[1] = sy, gd.size[2] = sz;
+    gd.seed = seed;
+    char err[128];
+    if (t && q_terrain_generate(t, &gd, err, sizeof err) == Q_OK)
+        return t;
+    q_terrain_destroy(t);
+    return NULL;
+}
+
 /* The engine's walk over its 8^3 chunk trees (q_terrain_physics_raycast)
  * against brute force over one mesh of the whole world. A quarter of the
  * rays start anywhere, the others on chunk faces, edges and corners (the
@@ -276,13 +291,9 @@ static int check_aabb(const q_kdtree *tree, const q_kd_mesh *m, int queries, flo
  * hit or miss, t within 1e-4. */
 static int check_terrain_walk(int rays, int *hits)
 {
-    q_terrain *t = q_terrain_create(NULL);
-    q_generate_def gd = q_default_generate_def();
-    gd.kind = Q_GEN_CAVES;
-    gd.size[0] = 32, gd.size[1] = 24, gd.size[2] = 32;
-    gd.seed = 3;
+    q_terrain *t = caves_world(32, 24, 32, 3);
     char err[128];
-    if (!t || q_terrain_generate(t, &gd, err, sizeof err) != Q_OK)
+    if (!t)
         return 0;
     q_box box = {{-8, -8, -8}, {40, 32, 40}};
     q_dc_output out = {0};
@@ -343,13 +354,9 @@ static int check_terrain_walk(int rays, int *hits)
  * is the reference's. */
 static int check_cache_lru(int steps, int *evictions)
 {
-    q_terrain *t = q_terrain_create(NULL);
-    q_generate_def gd = q_default_generate_def();
-    gd.kind = Q_GEN_CAVES;
-    gd.size[0] = 48, gd.size[1] = 24, gd.size[2] = 48;
-    gd.seed = 5;
+    q_terrain *t = caves_world(48, 24, 48, 5);
     char err[128];
-    if (!t || q_terrain_generate(t, &gd, err, sizeof err) != Q_OK)
+    if (!t)
         return 0;
     enum { SIDE = 6, HIGH = 3, MAX = SIDE * SIDE * HIGH };
     q_terrain_physics *p = q_terrain_physics_create(t, 1.0, 48 << 10);
