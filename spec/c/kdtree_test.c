@@ -8,6 +8,7 @@
 #include "voxel/terrain.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,17 @@ static void report(const char *name, int ok)
 {
     printf("%s %d - %s\n", ok ? "ok" : "not ok", ++test_no, name);
     failures += !ok;
+}
+
+static void reportf(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reportf(int ok, const char *fmt, ...) /* report, the name formatted */
+{
+    char name[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    report(name, ok);
 }
 
 static uint64_t state = 0x853c49e6748fea9bull;
@@ -491,18 +503,14 @@ int main(void)
      * instead of half still passed. */
     int walk_rays = 12000, walk_hits = 0;
     int walk_ok = check_terrain_walk(walk_rays, &walk_hits);
-    char walk_name[160];
-    snprintf(walk_name, sizeof walk_name,
-             "q_terrain_physics_raycast (the chunk walk) equals brute force on %d rays from chunk faces, edges, corners and anywhere (%d hit)",
-             walk_rays, walk_hits);
-    report(walk_name, walk_ok && walk_hits > walk_rays / 5 && walk_hits < walk_rays * 4 / 5);
+    reportf(walk_ok && walk_hits > walk_rays / 5 && walk_hits < walk_rays * 4 / 5,
+            "q_terrain_physics_raycast (the chunk walk) equals brute force on %d rays from chunk faces, edges, corners and anywhere (%d hit)",
+            walk_rays, walk_hits);
     int lru_steps = 3000, lru_evictions = 0;
     int lru_ok = check_cache_lru(lru_steps, &lru_evictions);
-    char lru_name[160];
-    snprintf(lru_name, sizeof lru_name,
-             "the physics cache keeps what a reference LRU keeps, in its use order, over %d lookups and edits (%d evictions)",
-             lru_steps, lru_evictions);
-    report(lru_name, lru_ok && lru_evictions > lru_steps / 10);
+    reportf(lru_ok && lru_evictions > lru_steps / 10,
+            "the physics cache keeps what a reference LRU keeps, in its use order, over %d lookups and edits (%d evictions)",
+            lru_steps, lru_evictions);
     report("kD tree memory is returned", q_alloc_live_bytes() == 0);
     printf("1..%d\n", test_no);
     return failures ? 1 : 0;
