@@ -159,6 +159,28 @@ describe("quarry.mesh.load", function()
     assert.is_true(near(hi.x, 12) and near(hi.y, 12) and near(hi.z, 2))
   end)
 
+  it("refuses glTF views and accessors that name a buffer or view that is not there", function()
+    local buffer = '"buffers":[{"byteLength":12,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAA"}]'
+    local cases = {
+      -- a view without a buffer, a negative, fractional or huge one (found by the fuzzer: the index was cast
+      -- to size_t before it was checked)
+      {'"bufferViews":[{"byteLength":12}]', "names a missing buffer"},
+      {'"bufferViews":[{"buffer":-1,"byteLength":12}]', "names a missing buffer"},
+      {'"bufferViews":[{"buffer":0.5,"byteLength":12}]', "names a missing buffer"},
+      {'"bufferViews":[{"buffer":1e300,"byteLength":12}]', "names a missing buffer"},
+      {'"bufferViews":[{"buffer":0,"byteLength":16}]', "runs past its buffer"},
+      {'"bufferViews":[{"buffer":0,"byteLength":12}],"accessors":[{"bufferView":1e300,"count":1,' ..
+       '"componentType":5126,"type":"VEC3"}]', "names a missing buffer view"},
+    }
+    for _, case in ipairs(cases) do
+      local path = write(tmpname(".gltf"), '{"asset":{"version":"2.0"},' .. buffer .. "," .. case[1] .. "}")
+      local m, err = quarry.mesh.load(path)
+      os.remove(path)
+      assert.is_nil(m, case[1])
+      assert.matches(case[2], err, 1, true)
+    end
+  end)
+
   it("refuses NaN and infinite coordinates", function()
     local cases = {
       [".obj"] = "v 0 0 0\nv 1 0 0\nv nan 1 0\nf 1 2 3\n",

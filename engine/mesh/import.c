@@ -315,21 +315,22 @@ static const char *gltf_bad_ranges(const char *text, size_t size)
     const char *why = NULL;
     for (size_t i = 0; !j.bad && !why && i < g.views.n; i++) {
         const gltf_item *v = &g.views.items[i];
-        size_t b = (size_t)v->a;
-        if (v->a < 0 || v->a >= (double)g.buffers.n || v->a != (double)b)
+        /* The index is cast only once it is known to be in range (a
+         * negative, huge or NaN double has no size_t value). */
+        if (!(v->a >= 0 && v->a < (double)g.buffers.n) || v->a != (double)(size_t)v->a)
             why = "a glTF buffer view names a missing buffer";
-        else if (!range_ok(v->offset > 0 ? v->offset : 0, v->length, g.buffers.items[b].length))
+        else if (!range_ok(v->offset > 0 ? v->offset : 0, v->length, g.buffers.items[(size_t)v->a].length))
             why = "a glTF buffer view runs past its buffer";
     }
     for (size_t i = 0; !j.bad && !why && i < g.accessors.n; i++) {
         const gltf_item *a = &g.accessors.items[i];
         if (a->a < 0)
             continue; /* no buffer view: zeros (or sparse) */
-        size_t vi = (size_t)a->a;
-        if (a->a >= (double)g.views.n || a->a != (double)vi) {
+        if (!(a->a < (double)g.views.n) || a->a != (double)(size_t)a->a) { /* cast once in range, as above */
             why = "a glTF accessor names a missing buffer view";
             break;
         }
+        size_t vi = (size_t)a->a;
         const gltf_item *v = &g.views.items[vi];
         double comp = a->comp == 5120 || a->comp == 5121 ? 1 : a->comp == 5122 || a->comp == 5123 ? 2 : 4;
         double elem = comp * (a->type > 0 ? a->type : 1);
