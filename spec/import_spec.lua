@@ -181,6 +181,33 @@ describe("quarry.mesh.load", function()
     end
   end)
 
+  it("refuses .glb files whose header or chunks claim more bytes than the file holds", function()
+    local json = '{"asset":{"version":"2.0"}}  ' -- 28 bytes, a multiple of 4
+    local function glb(version, length, body) return string.pack("<c4I4I4", "glTF", version, length) .. body end
+    local chunk = string.pack("<I4c4", #json, "JSON") .. json
+    local cases = {
+      -- glTF 1 binary content of 2 GiB in a 76-byte file: assimp reserved it (found by the fuzzer)
+      {glb(1, 60, string.pack("<I4I4", 0x7fffa11e, 0) .. string.rep(" ", 40)), "content runs past"},
+      {glb(2, 1 << 30, chunk), "declares more bytes than the file holds"},
+      {glb(2, 12 + #chunk, string.pack("<I4c4", #json + 4, "JSON") .. json), "chunk runs past"},
+      {glb(2, 12 + #chunk + 4, chunk .. "\0\0\0\0"), "chunk header is cut short"},
+      {glb(3, 12 + #chunk, chunk), "unsupported .glb version"},
+    }
+    for i, case in ipairs(cases) do
+      local path = write(tmpname(".glb"), case[1])
+      local m, err = quarry.mesh.load(path)
+      os.remove(path)
+      assert.is_nil(m, i)
+      assert.matches(case[2], err, 1, true)
+    end
+    -- the same layout with honest lengths gets past these checks (and fails later: no meshes)
+    local path = write(tmpname(".glb"), glb(2, 12 + #chunk, chunk))
+    local m, err = quarry.mesh.load(path)
+    os.remove(path)
+    assert.is_nil(m)
+    assert.is_nil(err:find("declares", 1, true) or err:find("chunk", 1, true), err)
+  end)
+
   it("refuses NaN and infinite coordinates", function()
     local cases = {
       [".obj"] = "v 0 0 0\nv 1 0 0\nv nan 1 0\nf 1 2 3\n",

@@ -90,8 +90,9 @@ static long obj_short_face(const char *path)
  * rejects a file, assimp tries every loader that recognises the content,
  * and a loader that believes a header's counts can reserve gigabytes (an OFF
  * header claiming 3e11 faces, read through a .gltf name, takes 17 GB). So:
- * .glb starts with "glTF", .gltf with '{', .ply with "ply", and an OFF or
- * PLY header may not declare more elements than the file has bytes. Returns
+ * .glb starts with "glTF" and its header and chunks fit in the file, .gltf
+ * with '{', .ply with "ply", and an OFF or PLY header may not declare more
+ * elements than the file has bytes. Returns
  * NULL when fine, else the reason. */
 /* ---- glTF accessor bounds (assimp 5.2.5 reads past a buffer view whose
  * accessor runs beyond it: a heap overflow found by fuzz/mesh_import, kept
@@ -524,6 +525,55 @@ static bool ply_type(const char *t)
     return false;
 }
 
+static uint32_t le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* A .glb's header and chunks must fit in the file: assimp 5.2.5 allocates
+ * what a glTF 1 binary header's content length says (a 76-byte file
+ * claiming 2 GiB ran the fuzzer out of memory: spec/regress/mesh_import).
+ * glTF 2: magic, version, length, then chunks of (length, type, data);
+ * glTF 1: magic, version, length, content length, content format. */
+#define GLB_MAX_CHUNKS 1024
+static const char *glb_bad_layout(const char *path, uint64_t size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return "cannot read the file";
+    unsigned char h[20] = {0};
+    size_t n = fread(h, 1, sizeof h, f);
+    uint32_t version = le32(h + 4), length = le32(h + 8);
+    const char *why = NULL;
+    if (n < 12 || memcmp(h, "glTF", 4) != 0)
+        why = "not a binary glTF file (no 'glTF' magic)";
+    else if (length > size)
+        why = "the .glb header declares more bytes than the file holds";
+    else if (version == 1) {
+        if (n < 20 || length < 20 || le32(h + 12) > length - 20)
+            why = "the .glb (glTF 1) content runs past the declared length";
+    } else if (version == 2) {
+        uint32_t at = 12, chunks = 0;
+        if (length < 12)
+            why = "the .glb header declares fewer bytes than the header itself";
+        while (!why && at < length) {
+            unsigned char c[8];
+            if (++chunks > GLB_MAX_CHUNKS)
+                why = "the .glb has too many chunks";
+            else if (length - at < 8 || fseek(f, (long)at, SEEK_SET) != 0 || fread(c, 1, 8, f) != 8)
+                why = "a .glb chunk header is cut short";
+            else if (le32(c) > length - at - 8)
+                why = "a .glb chunk runs past the declared length";
+            else
+                at += 8 + le32(c);
+        }
+    } else {
+        why = "unsupported .glb version (1 and 2 are read)";
+    }
+    fclose(f);
+    return why;
+}
+
 static const char *bad_header(const char *path, const char *ext, uint64_t size)
 {
     FILE *f = fopen(path, "rb");
@@ -537,7 +587,7 @@ static const char *bad_header(const char *path, const char *ext, uint64_t size)
     if (n >= 3 && (unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB && (unsigned char)p[2] == 0xBF)
         p += 3;
     if (strcasecmp(ext, ".glb") == 0)
-        return n >= 4 && memcmp(buf, "glTF", 4) == 0 ? NULL : "not a binary glTF file (no 'glTF' magic)";
+        return glb_bad_layout(path, size);
     if (strcasecmp(ext, ".gltf") == 0) {
         while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
             p++;
