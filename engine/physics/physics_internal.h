@@ -54,11 +54,17 @@ typedef struct q_cache_entry {
     int32_t cx, cy, cz;
     q_chunk_mesh surface[2]; /* Q_SURFACE_SOLID, Q_SURFACE_WATER */
     size_t bytes;
-    /* Neighbours in the use order (indices into the cache array,
-     * Q_LRU_NONE at the ends): the least recently used entry is evicted
-     * first, found in O(1) rather than by a scan of the whole cache. */
-    uint32_t older, newer;
 } q_cache_entry;
+
+/* An entry's neighbours in the use order (indices into the cache array,
+ * Q_LRU_NONE at the ends): the least recently used entry is evicted first,
+ * found in O(1) rather than by a scan of the whole cache. The links live
+ * in an array of their own, parallel to the entries: a hit relinks three
+ * of them, and 8-byte links stay in the data cache where 288-byte entries
+ * would not. */
+typedef struct q_lru_link {
+    uint32_t older, newer;
+} q_lru_link;
 
 #define Q_LRU_NONE UINT32_MAX
 
@@ -75,6 +81,7 @@ struct q_terrain_physics {
 
     q_hashmap cache_index;
     Q_ARRAY(q_cache_entry) cache;
+    Q_ARRAY(q_lru_link) lru; /* cache.count links, entry by entry */
     size_t cache_bytes;
     uint32_t lru_oldest, lru_newest; /* ends of the use order; Q_LRU_NONE when empty */
     uint64_t evictions; /* entries evicted for room so far (a chunk built for a

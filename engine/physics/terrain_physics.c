@@ -63,7 +63,7 @@ static void clear_cache(q_terrain_physics *p)
     for (size_t i = 0; i < p->cache.count; i++)
         for (int s = 0; s < 2; s++)
             free_chunk_mesh(&p->cache.data[i].surface[s]);
-    p->cache.count = 0;
+    p->cache.count = p->lru.count = 0;
     p->cache_bytes = 0;
     p->lru_oldest = p->lru_newest = Q_LRU_NONE;
     q_hashmap_clear(&p->cache_index);
@@ -75,6 +75,7 @@ void q_terrain_physics_destroy(q_terrain_physics *p)
         return;
     clear_cache(p);
     q_array_free(&p->cache);
+    q_array_free(&p->lru);
     q_hashmap_free(&p->cache_index);
     q_array_free(&p->bp);
     for (int k = 0; k < 2; k++) {
@@ -178,24 +179,23 @@ static bool bp_update(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
 /* The use order: a doubly linked list through the entries, oldest first. */
 static void lru_unlink(q_terrain_physics *p, uint32_t i)
 {
-    q_cache_entry *e = &p->cache.data[i];
-    if (e->older != Q_LRU_NONE)
-        p->cache.data[e->older].newer = e->newer;
+    q_lru_link *l = p->lru.data, e = l[i];
+    if (e.older != Q_LRU_NONE)
+        l[e.older].newer = e.newer;
     else
-        p->lru_oldest = e->newer;
-    if (e->newer != Q_LRU_NONE)
-        p->cache.data[e->newer].older = e->older;
+        p->lru_oldest = e.newer;
+    if (e.newer != Q_LRU_NONE)
+        l[e.newer].older = e.older;
     else
-        p->lru_newest = e->older;
+        p->lru_newest = e.older;
 }
 
 static void lru_append(q_terrain_physics *p, uint32_t i) /* as the newest */
 {
-    q_cache_entry *e = &p->cache.data[i];
-    e->older = p->lru_newest;
-    e->newer = Q_LRU_NONE;
+    q_lru_link *l = p->lru.data;
+    l[i] = (q_lru_link){p->lru_newest, Q_LRU_NONE};
     if (p->lru_newest != Q_LRU_NONE)
-        p->cache.data[p->lru_newest].newer = i;
+        l[p->lru_newest].newer = i;
     else
         p->lru_oldest = i;
     p->lru_newest = i;
@@ -210,20 +210,22 @@ static void cache_remove(q_terrain_physics *p, uint32_t i)
     q_hashmap_remove(&p->cache_index, q_phys_key(e->cx, e->cy, e->cz));
     lru_unlink(p, i);
     uint32_t last = (uint32_t)p->cache.count - 1;
-    if (i != last) { /* the last entry moves into slot i: its neighbours and key follow */
+    if (i != last) { /* the last entry moves into slot i: its key and links follow */
         p->cache.data[i] = p->cache.data[last];
         q_cache_entry *m = &p->cache.data[i];
         q_hashmap_set(&p->cache_index, q_phys_key(m->cx, m->cy, m->cz), i);
-        if (m->older != Q_LRU_NONE)
-            p->cache.data[m->older].newer = i;
+        q_lru_link *l = p->lru.data, ml = l[i] = l[last];
+        if (ml.older != Q_LRU_NONE)
+            l[ml.older].newer = i;
         else
             p->lru_oldest = i;
-        if (m->newer != Q_LRU_NONE)
-            p->cache.data[m->newer].older = i;
+        if (ml.newer != Q_LRU_NONE)
+            l[ml.newer].older = i;
         else
             p->lru_newest = i;
     }
     p->cache.count--;
+    p->lru.count--;
 }
 
 static void cache_drop(q_terrain_physics *p, int32_t cx, int32_t cy, int32_t cz)
@@ -315,7 +317,7 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
         }
         return &p->cache.data[i];
     }
-    q_cache_entry e = {cx, cy, cz, {{0}}, 0, Q_LRU_NONE, Q_LRU_NONE};
+    q_cache_entry e = {cx, cy, cz, {{0}}, 0};
     if (!b_known)
         b = q_bp_find(p, cx, cy, cz);
     for (int s = 0; s < 2; s++) {
@@ -325,13 +327,14 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
             return NULL;
         }
     }
-    e.bytes = sizeof e + chunk_mesh_bytes(&e.surface[0]) + chunk_mesh_bytes(&e.surface[1]);
+    e.bytes = sizeof e + sizeof(q_lru_link) + chunk_mesh_bytes(&e.surface[0]) + chunk_mesh_bytes(&e.surface[1]);
     /* Evict least recently used entries until the new one fits. */
     while (p->cache.count > 0 && p->cache_bytes + e.bytes > p->budget) {
         cache_remove(p, p->lru_oldest);
         p->evictions++;
     }
-    if (!q_array_reserve(&p->cache, p->cache.count + 1) || !q_hashmap_set(&p->cache_index, key, (uint32_t)p->cache.count)) {
+    if (!q_array_reserve(&p->cache, p->cache.count + 1) || !q_array_reserve(&p->lru, p->cache.count + 1) ||
+        !q_hashmap_set(&p->cache_index, key, (uint32_t)p->cache.count)) {
         free_chunk_mesh(&e.surface[0]);
         free_chunk_mesh(&e.surface[1]);
         return NULL;
@@ -339,6 +342,7 @@ static q_cache_entry *cache_get_keyed(q_terrain_physics *p, uint64_t key, int32_
     p->cache.data[p->cache.count] = e;
     p->cache_bytes += e.bytes;
     lru_append(p, (uint32_t)p->cache.count);
+    p->lru.count++;
     return &p->cache.data[p->cache.count++];
 }
 

@@ -420,17 +420,17 @@ static int check_cache_lru(int steps, int *evictions)
             ref[ref_n] = key, ref_bytes[ref_n] = b, total += b;
             ref_n++;
         }
-        ok &= p->cache.count == ref_n && p->cache_bytes == total;
+        ok &= p->cache.count == ref_n && p->lru.count == ref_n && p->cache_bytes == total;
         uint32_t e = p->lru_oldest;
         for (size_t i = 0; ok && i < ref_n; i++) {
             ok &= e != Q_LRU_NONE && q_phys_key(p->cache.data[e].cx, p->cache.data[e].cy, p->cache.data[e].cz) == ref[i];
-            e = ok ? p->cache.data[e].newer : e;
+            e = ok ? p->lru.data[e].newer : e;
         }
         ok &= e == Q_LRU_NONE;
         e = p->lru_newest;
         for (size_t i = ref_n; ok && i-- > 0;) {
             ok &= e != Q_LRU_NONE && q_phys_key(p->cache.data[e].cx, p->cache.data[e].cy, p->cache.data[e].cz) == ref[i];
-            e = ok ? p->cache.data[e].older : e;
+            e = ok ? p->lru.data[e].older : e;
         }
         ok &= e == Q_LRU_NONE;
     }
