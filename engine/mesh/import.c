@@ -92,8 +92,8 @@ static long obj_short_face(const char *path)
  * header claiming 3e11 faces, read through a .gltf name, takes 17 GB). So:
  * .glb starts with "glTF" and its header and chunks fit in the file, .gltf
  * with '{', .ply with "ply", and an OFF or PLY header may not declare more
- * elements than the file has bytes. Returns
- * NULL when fine, else the reason. */
+ * elements than the file has bytes. Returns NULL when fine, else the
+ * reason. */
 /* ---- glTF accessor bounds (assimp 5.2.5 reads past a buffer view whose
  * accessor runs beyond it: a heap overflow found by fuzz/mesh_import, kept
  * in spec/regress/mesh_import). A small JSON walk reads the byte ranges of
@@ -168,40 +168,6 @@ static void js_object(json *j, void (*f)(json *, const char *, size_t, void *), 
     j->depth--;
 }
 
-static void js_skip(json *j)
-{
-    js_ws(j);
-    if (j->p >= j->end) {
-        j->bad = true;
-    } else if (*j->p == '{') {
-        js_object(j, NULL, NULL);
-    } else if (*j->p == '[') {
-        j->p++;
-        if (++j->depth > 64) {
-            j->bad = true;
-            return;
-        }
-        if (!js_eat(j, ']')) {
-            do
-                js_skip(j);
-            while (!j->bad && js_eat(j, ','));
-            if (!js_eat(j, ']'))
-                j->bad = true;
-        }
-        j->depth--;
-    } else if (*j->p == '"') {
-        const char *s;
-        size_t n;
-        js_string(j, &s, &n);
-    } else {
-        const char *start = j->p;
-        while (j->p < j->end && !strchr(",]} \t\r\n", *j->p))
-            j->p++;
-        if (j->p == start)
-            j->bad = true;
-    }
-}
-
 /* Calls each(j, ctx) for each element of an array. */
 static void js_array(json *j, void (*each)(json *, void *), void *ctx)
 {
@@ -217,6 +183,34 @@ static void js_array(json *j, void (*each)(json *, void *), void *ctx)
             j->bad = true;
     }
     j->depth--;
+}
+
+static void skip_element(json *j, void *ctx)
+{
+    (void)ctx;
+    js_skip(j);
+}
+
+static void js_skip(json *j)
+{
+    js_ws(j);
+    if (j->p >= j->end) {
+        j->bad = true;
+    } else if (*j->p == '{') {
+        js_object(j, NULL, NULL);
+    } else if (*j->p == '[') {
+        js_array(j, skip_element, NULL);
+    } else if (*j->p == '"') {
+        const char *s;
+        size_t n;
+        js_string(j, &s, &n);
+    } else {
+        const char *start = j->p;
+        while (j->p < j->end && !strchr(",]} \t\r\n", *j->p))
+            j->p++;
+        if (j->p == start)
+            j->bad = true;
+    }
 }
 
 static double js_number(json *j)
